@@ -1,0 +1,116 @@
+package apiclient
+
+import (
+	"net"
+	"strconv"
+	"time"
+)
+
+// DefaultNodePort is the default monitoring port of a node (spec section 8).
+const DefaultNodePort = 9999
+
+// Node names one node of the cluster: the host and monitoring port sent in the
+// Monitor-Target-Host / Monitor-Target-Port headers.
+type Node struct {
+	Host string
+	Port int // 0 means DefaultNodePort
+}
+
+// String returns host:port, the default label value of a node.
+func (n Node) String() string {
+	p := n.Port
+	if p == 0 {
+		p = DefaultNodePort
+	}
+	return net.JoinHostPort(n.Host, strconv.Itoa(p))
+}
+
+// Order of an event range listing.
+type Order string
+
+const (
+	Asc  Order = "asc"
+	Desc Order = "desc"
+)
+
+// Event is one element of a listing's reqs or runnings (spec 2.2).
+type Event struct {
+	Type        string
+	Date        int64 // start of the event, Unix milliseconds
+	Duration    int64 // milliseconds; meaningful only when HasDuration
+	HasDuration bool  // false when the field is missing or null
+	Comment     string
+}
+
+// Listing is a whole event listing (spec 2.3), as collected by the
+// convenience calls. Streaming callers use ListingHandler instead.
+type Listing struct {
+	Reqs     []Event
+	Runnings []Event
+	Last     int64 // Unix milliseconds; meaningful only when HasLast
+	HasLast  bool
+}
+
+// ListingInfo is what remains of a streamed listing once its events have been
+// handed to the ListingHandler.
+type ListingInfo struct {
+	Last     int64
+	HasLast  bool
+	Reqs     int // number of events delivered from reqs
+	Runnings int // number of events delivered from runnings
+}
+
+// ListingHandler receives the events of a listing while the body is decoded,
+// so memory does not grow with the size of the answer. Events arrive before
+// the body is known to be whole: a caller must stage what it learns and apply
+// it only when the call returns a nil error. A handler error stops decoding
+// and is returned by the call.
+type ListingHandler interface {
+	Event(Event) error   // an element of reqs
+	Running(Event) error // an element of runnings
+}
+
+// VersionInfo is the answer of get/version. Its shape is undocumented: Version
+// holds the version string when one could be found (bare JSON string, or an
+// object's "version" field), Raw the body text (bounded) for display.
+type VersionInfo struct {
+	Version string
+	Raw     string
+}
+
+// ColumnsInfo is the answer of get/columns/:table. Its shape is undocumented:
+// Columns holds column names when the body is an array of names or of objects
+// with a name; Count is the number of columns found, or -1 when unknown.
+type ColumnsInfo struct {
+	Columns []string
+	Count   int
+	Raw     string
+}
+
+// Observer receives the client's own instrumentation. Endpoint values are a
+// fixed, small set (see the Endpoint* constants); code is the HTTP status code
+// as a decimal string, or "error" when no status was received.
+type Observer interface {
+	ObserveRequest(endpoint, code string, d time.Duration)
+	ObserveLogin(result string) // LoginSuccess, LoginFailure (bad credentials), LoginError
+}
+
+// Endpoint label values reported to the Observer and named in errors.
+const (
+	EndpointLogin      = "login"
+	EndpointVersion    = "version"
+	EndpointColumns    = "columns"
+	EndpointEvents     = "events"
+	EndpointEventsOn   = "events_date"
+	EndpointLastEvents = "lastevents"
+	EndpointEventAsc   = "event_asc"
+	EndpointEventDesc  = "event_desc"
+	EndpointEventCount = "event_count"
+)
+
+// Login results reported to the Observer.
+const (
+	LoginSuccess = "success"
+	LoginFailure = "failure" // credentials refused
+	LoginError   = "error"   // console unreachable, malformed answer, backoff
+)

@@ -1,0 +1,221 @@
+// Package simulator is a simulated cluster console: a real HTTP server that
+// speaks the console REST API of ../shared/spec/cluster-api.md, with several
+// nodes, each with its own event log, a deterministic scenario engine, a
+// ground-truth log for tests, and fault injection.
+//
+// It is used by the tests, the benchmarks and the exporter's --demo mode. It
+// deliberately does not import apiclient: the client is proven against the
+// protocol, not against itself.
+//
+// CONTRACT FILE: the exported API below is what other packages code against.
+// Bodies are filled in by the simulator's implementation files.
+package simulator
+
+import (
+	"net/http"
+	"time"
+)
+
+// Event types of spec section 6.
+const (
+	ClusterStart       = "CLUSTER_START"
+	ClusterStop        = "CLUSTER_STOP"
+	NodeDown           = "NODE_DOWN"
+	ClusterInit        = "CLUSTER_INIT"
+	MemoryLow          = "MEMORY_LOW"
+	TableLoaded        = "TABLE_LOADED"
+	HyperIndexLoaded   = "HYPER_INDEX_LOADED"
+	HyperIndexUnloaded = "HYPER_INDEX_UNLOADED"
+	SaveMetadata       = "SAVE_METADATA"
+	PreloadFinished    = "PRELOAD_FINISHED"
+)
+
+// EventTypes lists the ten known types in spec order.
+var EventTypes = []string{ClusterStart, ClusterStop, NodeDown, ClusterInit, MemoryLow,
+	TableLoaded, HyperIndexLoaded, HyperIndexUnloaded, SaveMetadata, PreloadFinished}
+
+// Config of a simulated console.
+type Config struct {
+	// Users maps console user names to passwords. Empty: authentication is
+	// disabled (no token needed, as in older releases).
+	Users map[string]string
+	// TokenLifetime after which a token is refused (simulated clock); 0: never.
+	TokenLifetime time.Duration
+	// StaticTokens are always accepted and never expire (for tools that cannot
+	// log in, such as json_exporter in the comparison harness).
+	StaticTokens []string
+	// RefusalStatus is the HTTP status of a refused (unauthenticated) call; the
+	// body is always {"message": "No session attribute found, ..."}. Default 401.
+	// Tests set 403 or 200 to prove the client's tolerance.
+	RefusalStatus int
+
+	Nodes []NodeConfig
+	// Clock drives event dates, durations, `last` and token expiry. Nil: real time.
+	Clock Clock
+	// Seed of the scenario engine's generator: same seed, same clock steps, same log.
+	Seed int64
+	// Rate of background events per node per simulated second (0: only scripted
+	// and initial events).
+	Rate float64
+	// Location of the day boundaries of get/events and get/events/:date; default UTC.
+	Location *time.Location
+	// ListingCap caps the number of reqs in day/date/lastevents listings (the
+	// oldest are returned, `last` is still the listing time); 0: no cap. Models a
+	// console whose listing holds fewer events than arrived (paging needed).
+	ListingCap int
+	// MaxLimit caps :limit of asc/desc (a console cap the caller cannot see); 0: none.
+	MaxLimit int
+	// CountRunning makes event/count include running events too (the spec leaves
+	// it open). Default false: count completed events only.
+	CountRunning bool
+	// ExclusiveSince makes lastevents/:time return events with date > time;
+	// default (false) is date >= time, which repeats events at the boundary.
+	ExclusiveSince bool
+	// Compact makes JSON answers compact; default is compact too; Pretty: indented.
+	Pretty bool
+}
+
+// NodeConfig is one simulated node.
+type NodeConfig struct {
+	Host    string // Monitor-Target-Host value
+	Port    int    // Monitor-Target-Port value; 0: 9999
+	Number  int    // the node's number, as named in NODE_DOWN comments; 0: index+1
+	Version string // answer of get/version; default "2024.1.0"
+}
+
+// Key returns "host:port", the key of a node in every method below.
+func (n NodeConfig) Key() string { return nodeKey(n.Host, n.Port) }
+
+// Clock is the simulator's time source.
+type Clock interface{ Now() time.Time }
+
+// ManualClock is a Clock that only moves when told (tests, soak).
+type ManualClock struct{ manualClock }
+
+// NewManualClock returns a clock standing at t.
+func NewManualClock(t time.Time) *ManualClock { return newManualClock(t) }
+
+// Event is an event of a node's log, the ground truth.
+type Event struct {
+	Type     string
+	Date     int64 // start, Unix ms
+	Duration int64 // ms
+	Comment  string
+	// CompletedAt = Date+Duration: from then on the event is listed in reqs;
+	// before, from Date on, it is listed in runnings (without a duration).
+	CompletedAt int64
+	Seq         int64 // order of insertion in the node's log
+}
+
+// Stats counts what the console saw, for tests and the load harness.
+type Stats struct {
+	Logins        int            // successful logins
+	LoginFailures int            // refused logins
+	Refused       int            // calls refused as unauthenticated
+	Requests      map[string]int // by endpoint name (login, version, columns, events, events_date, lastevents, event_asc, event_desc, event_count)
+	NodeRequests  map[string]int // /api/monitor calls by node key
+}
+
+// Fault is injected on a node's calls (SetNodeFault) or on every call,
+// login included (SetConsoleFault). Zero fields do nothing.
+type Fault struct {
+	Latency time.Duration // added before answering
+	Hang    bool          // never answer until the client gives up (or Close)
+	Status  int           // answer this status (e.g. 502) with a {"message"} body
+	Body    BadBody       // answer 200 with a bad body of this kind
+	Down    bool          // console only: refuse connections (listener closed) until cleared
+	// Count limits the fault to the next Count matching requests; 0: until cleared.
+	Count int
+}
+
+// BadBody kinds for Fault.Body.
+type BadBody int
+
+const (
+	BodyOK            BadBody = iota
+	BodyMalformedJSON         // syntax error midway through a listing
+	BodyTruncatedGzip         // gzip stream cut short (or plain body cut when gzip not asked)
+	BodyWrongShape            // valid JSON of another shape, e.g. {"rows": [...]}
+	BodyHTML                  // an HTML error page from a proxy, status 200
+	BodyBomb                  // small gzip body that expands to gigabytes
+	BodyEndless               // a body that never ends (streams bytes until the client stops)
+	BodyMessage               // {"message": "..."} with status 200
+)
+
+// ---- Lifecycle (implemented in server.go) ----
+
+// New builds a simulator; nodes get their initial history (a cluster start
+// with tables and hyperindexes loaded and PRELOAD_FINISHED earlier in the day).
+func New(cfg Config) *Simulator { return newSimulator(cfg) }
+
+// Start listens on addr (use "127.0.0.1:0") and serves until Close.
+func (s *Simulator) Start(addr string) error { return s.start(addr) }
+
+// URL is the console base URL, e.g. http://127.0.0.1:34567.
+func (s *Simulator) URL() string { return s.url() }
+
+// Handler serves the console API (for callers that run their own server).
+func (s *Simulator) Handler() http.Handler { return s.handler() }
+
+// Close stops the server and releases hanging requests.
+func (s *Simulator) Close() error { return s.close() }
+
+// ---- Scenario (implemented in scenario.go) ----
+
+// Append adds events to a node's log as they are given (dates in the past or
+// the future are allowed). Dates of 0 mean now.
+func (s *Simulator) Append(node string, evs ...Event) { s.appendEvents(node, evs...) }
+
+// ReportNodeDown logs NODE_DOWN on reporter naming down's number, now.
+func (s *Simulator) ReportNodeDown(reporter, down string) { s.reportNodeDown(reporter, down) }
+
+// MemoryLowEpisode logs MEMORY_LOW on node then HYPER_INDEX_UNLOADED for each
+// index (which must be loaded), now.
+func (s *Simulator) MemoryLowEpisode(node string, indexes ...string) {
+	s.memoryLowEpisode(node, indexes...)
+}
+
+// ReloadIndexes logs HYPER_INDEX_LOADED for each index on node, now.
+func (s *Simulator) ReloadIndexes(node string, indexes ...string) { s.reloadIndexes(node, indexes...) }
+
+// StopCluster logs CLUSTER_STOP on every node, now.
+func (s *Simulator) StopCluster() { s.stopCluster() }
+
+// StartCluster logs on every node CLUSTER_START, then (over the next
+// simulated seconds, as running events that complete later) TABLE_LOADED for
+// each table, HYPER_INDEX_LOADED for each index, and PRELOAD_FINISHED with the
+// number of indexes loaded.
+func (s *Simulator) StartCluster() { s.startCluster() }
+
+// ShiftClock moves a node's clock by d (negative: `last` goes backwards).
+func (s *Simulator) ShiftClock(node string, d time.Duration) { s.shiftClock(node, d) }
+
+// Truth returns a copy of a node's whole log, ordered by Seq.
+func (s *Simulator) Truth(node string) []Event { return s.truth(node) }
+
+// Nodes returns the node keys in configuration order.
+func (s *Simulator) Nodes() []string { return s.nodes() }
+
+// Tables and Indexes return the names the scenario uses for a node.
+func (s *Simulator) Tables(node string) []string  { return s.tables(node) }
+func (s *Simulator) Indexes(node string) []string { return s.indexes(node) }
+
+// ---- Faults (implemented in faults.go) ----
+
+func (s *Simulator) SetNodeFault(node string, f Fault) { s.setNodeFault(node, f) }
+func (s *Simulator) SetConsoleFault(f Fault)           { s.setConsoleFault(f) }
+func (s *Simulator) ClearFaults()                      { s.clearFaults() }
+
+// RevokeTokens invalidates every token issued so far.
+func (s *Simulator) RevokeTokens() { s.revokeTokens() }
+
+// SetPassword changes (or adds) a user's password.
+func (s *Simulator) SetPassword(user, password string) { s.setPassword(user, password) }
+
+// ---- Observation ----
+
+// Stats returns a copy of the counters.
+func (s *Simulator) Stats() Stats { return s.stats() }
+
+// ResetStats zeroes the counters.
+func (s *Simulator) ResetStats() { s.resetStats() }
