@@ -1,0 +1,78 @@
+package simulator
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// listingQuery selects the reqs of a listing: events with lo <= date <= hi
+// that have completed by the node's now. limit caps them (0 with !limited:
+// no cap); desc walks from the newest.
+type listingQuery struct {
+	lo, hi  int64
+	limit   int
+	limited bool // asc/desc: limit 0 means no events at all
+	desc    bool
+}
+
+// collect returns the reqs and runnings of q at the node's now. Runnings are
+// every event running on the node at now, whatever the range: they are the
+// node's current activity, not part of the history being listed. Caller
+// holds n.mu.
+func (n *node) collect(q listingQuery, now int64, scratch []Event) (reqs, runnings []Event) {
+	hi := min(q.hi, now)
+	capped := q.limited || q.limit > 0
+	reqs = scratch[:0]
+	if q.lo <= hi && !(capped && q.limit == 0) {
+		from, to := n.lowerBound(q.lo), n.upperBound(hi)
+		if !q.desc {
+			for i := from; i < to; i++ {
+				if n.log[i].CompletedAt <= now {
+					reqs = append(reqs, n.log[i])
+					if capped && len(reqs) >= q.limit {
+						break
+					}
+				}
+			}
+		} else {
+			for i := to - 1; i >= from; i-- {
+				if n.log[i].CompletedAt <= now {
+					reqs = append(reqs, n.log[i])
+					if capped && len(reqs) >= q.limit {
+						break
+					}
+				}
+			}
+		}
+	}
+	return reqs, n.runningAt(now)
+}
+
+func (s *Simulator) serveListing(w http.ResponseWriter, r *http.Request, n *node, q listingQuery) {
+	bp := bufPool.Get().(*[]byte)
+	now := s.lockNode(n)
+	reqs, runnings := n.collect(q, now, nil)
+	body := appendListing((*bp)[:0], reqs, runnings, now, s.cfg.Pretty)
+	n.mu.Unlock()
+	s.writeJSON(w, r, http.StatusOK, body)
+	*bp = body[:0]
+	bufPool.Put(bp)
+}
+
+// serveCount answers a bare JSON number: the completed events with
+// start <= date <= end (and the running ones with CountRunning).
+func (s *Simulator) serveCount(w http.ResponseWriter, r *http.Request, n *node, lo, hi int64) {
+	now := s.lockNode(n)
+	hi = min(hi, now)
+	count := 0
+	if lo <= hi {
+		from, to := n.lowerBound(lo), n.upperBound(hi)
+		for i := from; i < to; i++ {
+			if s.cfg.CountRunning || n.log[i].CompletedAt <= now {
+				count++
+			}
+		}
+	}
+	n.mu.Unlock()
+	s.writeJSON(w, r, http.StatusOK, strconv.AppendInt(nil, int64(count), 10))
+}

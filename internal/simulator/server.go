@@ -1,0 +1,184 @@
+package simulator
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Simulator is a simulated console with its nodes. Safe for concurrent use.
+type Simulator struct {
+	cfg   Config
+	clock Clock
+	loc   *time.Location
+
+	nodeList []*node
+	byKey    map[string]*node
+
+	auth   authState
+	faults faultState
+	st     statsState
+
+	admin bool // serve the /sim/ admin API too (EnableAdmin)
+
+	// Serving. The listener can be closed and reopened on the same address
+	// (the console Down fault) while the http.Server lives on.
+	srvMu   sync.Mutex
+	srv     *http.Server
+	addr    string // resolved listen address, kept across Down
+	ln      net.Listener
+	conns   map[net.Conn]struct{}
+	serving sync.WaitGroup
+	closed  chan struct{}
+	isClose bool
+}
+
+func newSimulator(cfg Config) *Simulator {
+	s := &Simulator{cfg: cfg, clock: cfg.Clock, loc: cfg.Location, byKey: map[string]*node{},
+		closed: make(chan struct{}), conns: map[net.Conn]struct{}{}}
+	if s.clock == nil {
+		s.clock = realClock{}
+	}
+	if s.loc == nil {
+		s.loc = time.UTC
+	}
+	if s.cfg.RefusalStatus == 0 {
+		s.cfg.RefusalStatus = http.StatusUnauthorized
+	}
+	s.auth.init(cfg)
+	s.faults.nodes = map[string]*activeFault{}
+	s.st.reset()
+	for i, nc := range cfg.Nodes {
+		if nc.Port == 0 {
+			nc.Port = 9999
+		}
+		n := &node{cfg: nc, key: nc.Key(), index: i, number: nc.Number, version: nc.Version,
+			loaded: map[string]bool{}}
+		if n.number == 0 {
+			n.number = i + 1
+		}
+		if n.version == "" {
+			n.version = "2024.1.0"
+		}
+		n.tables = nodeTables(i)
+		n.indexes = nodeIndexes(i, n.tables)
+		s.nodeList = append(s.nodeList, n)
+		s.byKey[n.key] = n
+	}
+	for _, n := range s.nodeList {
+		n.mu.Lock()
+		now := s.nowMS(n)
+		s.initialHistory(n, now)
+		// Background generation starts with the next simulated second.
+		n.genSlot = now/1000 + 1
+		n.mu.Unlock()
+	}
+	return s
+}
+
+func (s *Simulator) start(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	s.addr = ln.Addr().String()
+	s.srv = &http.Server{
+		Handler:           s.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnState:         s.trackConn,
+	}
+	s.serveLocked(ln)
+	return nil
+}
+
+// serveLocked serves on ln in the background. Caller holds srvMu.
+func (s *Simulator) serveLocked(ln net.Listener) {
+	s.ln = ln
+	srv := s.srv
+	s.serving.Add(1)
+	go func() {
+		defer s.serving.Done()
+		_ = srv.Serve(ln)
+	}()
+}
+
+func (s *Simulator) trackConn(c net.Conn, st http.ConnState) {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	switch st {
+	case http.StateNew:
+		s.conns[c] = struct{}{}
+	case http.StateClosed, http.StateHijacked:
+		delete(s.conns, c)
+	}
+}
+
+// setDown closes (down) or reopens the listener on the same address. Open
+// connections are closed too: a console that is down answers nothing.
+func (s *Simulator) setDown(down bool) {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	if s.srv == nil || s.isClose {
+		return
+	}
+	if down {
+		if s.ln != nil {
+			_ = s.ln.Close()
+			s.ln = nil
+			for c := range s.conns {
+				_ = c.Close()
+			}
+		}
+		return
+	}
+	if s.ln != nil {
+		return
+	}
+	// The port was ours a moment ago; retry briefly in case the kernel has
+	// not released it yet.
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ {
+		if ln, err = net.Listen("tcp", s.addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		return
+	}
+	s.serveLocked(ln)
+}
+
+func (s *Simulator) url() string {
+	s.srvMu.Lock()
+	defer s.srvMu.Unlock()
+	return "http://" + s.addr
+}
+
+func (s *Simulator) handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+func (s *Simulator) close() error {
+	s.srvMu.Lock()
+	if s.isClose {
+		s.srvMu.Unlock()
+		return nil
+	}
+	s.isClose = true
+	close(s.closed)
+	srv := s.srv
+	s.srvMu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	err := srv.Close()
+	s.serving.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
