@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+// options are the command-line flags.
+type options struct {
+	listen         string
+	nodes          int
+	nodeAddrs      []string
+	users          []string
+	noAuth         bool
+	staticTokens   []string
+	tokenLifetime  time.Duration
+	refusalStatus  int
+	rate           float64
+	seed           int64
+	speed          float64
+	scenario       string
+	every          time.Duration
+	listingCap     int
+	maxLimit       int
+	countRunning   bool
+	exclusiveSince bool
+	location       string
+	pretty         bool
+	logLevel       string
+}
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{}
+	app := kingpin.New("indexima-simulator",
+		"A simulated cluster console speaking the console REST API, for trying the exporter without a cluster.")
+	app.HelpFlag.Short('h')
+	app.Flag("listen", "Address to serve the console API (and the /sim/ admin API) on.").
+		Default("127.0.0.1:8082").StringVar(&o.listen)
+	app.Flag("nodes", "Number of nodes, named indexima-core-1..N, port 9999 (ignored when --node is given).").
+		Default("3").IntVar(&o.nodes)
+	app.Flag("node", "A node as host:port (repeatable); overrides --nodes.").StringsVar(&o.nodeAddrs)
+	app.Flag("user", "A console user as name:password (repeatable).").
+		Default("monitor:monitor").StringsVar(&o.users)
+	app.Flag("no-auth", "Disable authentication (no token needed), as in older consoles.").BoolVar(&o.noAuth)
+	app.Flag("static-token", "A token that is always accepted and never expires (repeatable).").
+		StringsVar(&o.staticTokens)
+	app.Flag("token-lifetime", "Simulated time after which a token is refused; 0: never.").
+		Default("0").DurationVar(&o.tokenLifetime)
+	app.Flag("refusal-status", "HTTP status of a refused (unauthenticated) call.").
+		Default("401").IntVar(&o.refusalStatus)
+	app.Flag("rate", "Background events per node per simulated second.").Default("0.2").Float64Var(&o.rate)
+	app.Flag("seed", "Seed of the scenario generator.").Default("1").Int64Var(&o.seed)
+	app.Flag("speed", "Simulated seconds per real second.").Default("1").Float64Var(&o.speed)
+	app.Flag("scenario", "Scripted incidents: none, or lively (node-down reports, memory-low episodes and reloads, cluster restarts).").
+		Default("none").EnumVar(&o.scenario, "none", "lively")
+	app.Flag("scenario.every", "Mean simulated time between two lively incidents.").
+		Default("60s").DurationVar(&o.every)
+	app.Flag("listing-cap", "Cap of reqs in day/date/lastevents listings (0: none).").Default("0").IntVar(&o.listingCap)
+	app.Flag("max-limit", "Silent cap of :limit of asc/desc (0: none).").Default("0").IntVar(&o.maxLimit)
+	app.Flag("count-running", "Count running events in event/count too.").BoolVar(&o.countRunning)
+	app.Flag("exclusive-since", "lastevents/:time returns date > time instead of date >= time.").
+		BoolVar(&o.exclusiveSince)
+	app.Flag("location", "Time zone of day boundaries of get/events (IANA name).").Default("UTC").StringVar(&o.location)
+	app.Flag("pretty", "Indent JSON listings.").BoolVar(&o.pretty)
+	app.Flag("log.level", "Log level: debug, info, warn, error.").Default("info").
+		EnumVar(&o.logLevel, "debug", "info", "warn", "error")
+	if _, err := app.Parse(args); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// config turns the flags into a simulator configuration.
+func (o *options) config(clock simulator.Clock) (simulator.Config, error) {
+	cfg := simulator.Config{
+		StaticTokens:   o.staticTokens,
+		TokenLifetime:  o.tokenLifetime,
+		RefusalStatus:  o.refusalStatus,
+		Clock:          clock,
+		Seed:           o.seed,
+		Rate:           o.rate,
+		ListingCap:     o.listingCap,
+		MaxLimit:       o.maxLimit,
+		CountRunning:   o.countRunning,
+		ExclusiveSince: o.exclusiveSince,
+		Pretty:         o.pretty,
+	}
+	loc, err := time.LoadLocation(o.location)
+	if err != nil {
+		return cfg, fmt.Errorf("--location %q: %w", o.location, err)
+	}
+	cfg.Location = loc
+	if !o.noAuth {
+		cfg.Users = map[string]string{}
+		for _, u := range o.users {
+			name, pass, ok := strings.Cut(u, ":")
+			if !ok || name == "" {
+				return cfg, fmt.Errorf("--user needs name:password, got a value without ':' or name")
+			}
+			cfg.Users[name] = pass
+		}
+	}
+	if len(o.nodeAddrs) > 0 {
+		for _, a := range o.nodeAddrs {
+			host, portText, err := net.SplitHostPort(a)
+			if err != nil {
+				return cfg, fmt.Errorf("--node %q: want host:port: %w", a, err)
+			}
+			port, err := strconv.Atoi(portText)
+			if err != nil || port <= 0 || port > 65535 {
+				return cfg, fmt.Errorf("--node %q: bad port", a)
+			}
+			cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: host, Port: port})
+		}
+	} else {
+		if o.nodes < 1 {
+			return cfg, fmt.Errorf("--nodes must be at least 1, got %d", o.nodes)
+		}
+		for i := 1; i <= o.nodes; i++ {
+			cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: fmt.Sprintf("indexima-core-%d", i), Port: 9999})
+		}
+	}
+	if o.refusalStatus < 100 || o.refusalStatus > 599 {
+		return cfg, fmt.Errorf("--refusal-status %d is not an HTTP status", o.refusalStatus)
+	}
+	return cfg, nil
+}

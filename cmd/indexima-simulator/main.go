@@ -1,0 +1,69 @@
+// Command indexima-simulator runs the simulated cluster console alone, so
+// the exporter (or curl) can be tried without a cluster. See docs/simulator.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	o, err := parseFlags(args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "indexima-simulator:", err)
+		return 2
+	}
+	logger := log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
+	logger = level.NewFilter(logger, level.Allow(level.ParseDefault(o.logLevel, level.InfoValue())))
+	logger = log.With(logger, "ts", log.DefaultTimestampUTC)
+
+	var clock simulator.Clock
+	if o.speed != 1 {
+		clock = simulator.NewScaledClock(time.Now(), o.speed)
+	}
+	cfg, err := o.config(clock)
+	if err != nil {
+		level.Error(logger).Log("msg", "bad flags", "err", err)
+		return 2
+	}
+	sim := simulator.New(cfg)
+	sim.EnableAdmin()
+	if err := sim.Start(o.listen); err != nil {
+		level.Error(logger).Log("msg", "cannot listen", "address", o.listen, "err", err)
+		return 1
+	}
+	users := make([]string, 0, len(cfg.Users))
+	for u := range cfg.Users {
+		users = append(users, u) // names only: passwords never go to logs
+	}
+	level.Info(logger).Log("msg", "simulated console listening", "url", sim.URL(),
+		"nodes", len(cfg.Nodes), "users", fmt.Sprint(users), "auth", len(cfg.Users) > 0,
+		"rate", o.rate, "speed", o.speed, "scenario", o.scenario)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.scenario == "lively" {
+		simulator.StartLively(ctx, sim, simulator.LivelyConfig{Clock: clock, Seed: o.seed,
+			Every: o.every, Logger: logger})
+	}
+	<-ctx.Done()
+	level.Info(logger).Log("msg", "shutting down")
+	if err := sim.Close(); err != nil {
+		level.Error(logger).Log("msg", "close", "err", err)
+		return 1
+	}
+	return 0
+}
