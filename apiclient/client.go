@@ -3,6 +3,8 @@ package apiclient
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-kit/log"
@@ -32,25 +34,84 @@ type Config struct {
 
 // Client talks to one console. It is safe for concurrent use.
 type Client struct {
-	cfg Config
+	cfg    Config
+	http   *http.Client
+	logger log.Logger
+	auth   *session
+	now    func() time.Time // the login backoff's clock; tests replace it
+	noGzip bool             // tests: do not ask for gzip, to prove plain answers work
 }
 
-var errNotImplemented = errors.New("apiclient: not implemented yet")
-
 // New checks cfg and returns a client; it does not contact the console.
-func New(cfg Config) (*Client, error) { return &Client{cfg: cfg}, nil }
+func New(cfg Config) (*Client, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	hc, err := newHTTPClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, http: hc, logger: cfg.Logger, now: time.Now}
+	if c.logger == nil {
+		c.logger = log.NewNopLogger()
+	}
+	c.auth = &session{c: c, backoff: cfg.LoginBackoff}
+	return c, nil
+}
 
-// Login logs in now (calls do it lazily when needed).
-func (c *Client) Login(ctx context.Context) error { return errNotImplemented }
+// Login logs in now (calls do it lazily when needed). Without a username it
+// does nothing. While a login backoff is in force it returns the last login
+// error without contacting the console.
+func (c *Client) Login(ctx context.Context) error {
+	if c.cfg.Username == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	c.auth.mu.Lock()
+	gen := c.auth.gen
+	c.auth.mu.Unlock()
+	if _, _, err := c.auth.renew(ctx, gen); err != nil {
+		return err
+	}
+	return nil
+}
 
 // Version calls GET /api/monitor/get/version on node.
 func (c *Client) Version(ctx context.Context, node Node) (VersionInfo, error) {
-	return VersionInfo{}, errNotImplemented
+	var info VersionInfo
+	rq := &request{endpoint: EndpointVersion, monitor: true, node: node, method: http.MethodGet,
+		path: "/api/monitor/get/version"}
+	err := c.monitorCall(ctx, rq, func(b *body) error {
+		data, err := b.readAll()
+		if err != nil {
+			return err
+		}
+		info, err = decodeVersion(data)
+		return err
+	})
+	return info, err
 }
 
 // Columns calls GET /api/monitor/get/columns/:table on node.
 func (c *Client) Columns(ctx context.Context, node Node, table string) (ColumnsInfo, error) {
-	return ColumnsInfo{}, errNotImplemented
+	var info ColumnsInfo
+	if table == "" {
+		return info, &Error{Kind: KindRefused, Endpoint: EndpointColumns, Node: node.String(),
+			Err: errors.New("the table name is empty")}
+	}
+	rq := &request{endpoint: EndpointColumns, monitor: true, node: node, method: http.MethodGet,
+		path: "/api/monitor/get/columns/" + escapeSegment(table)}
+	err := c.monitorCall(ctx, rq, func(b *body) error {
+		data, err := b.readAll()
+		if err != nil {
+			return err
+		}
+		info, err = decodeColumns(data)
+		return err
+	})
+	return info, err
 }
 
 // Events lists the events of the current day (GET /api/monitor/get/events).
@@ -78,15 +139,43 @@ func (c *Client) EventRange(ctx context.Context, node Node, order Order, start, 
 // EventCount returns the number of events starting between start and end
 // (GET /api/monitor/get/event/count/:start/:end).
 func (c *Client) EventCount(ctx context.Context, node Node, start, end int64) (int64, error) {
-	return 0, errNotImplemented
+	var n int64
+	rq := &request{endpoint: EndpointEventCount, monitor: true, node: node, method: http.MethodGet,
+		path: "/api/monitor/get/event/count/" + strconv.FormatInt(start, 10) + "/" + strconv.FormatInt(end, 10)}
+	err := c.monitorCall(ctx, rq, func(b *body) error {
+		data, err := b.readAll()
+		if err != nil {
+			return err
+		}
+		n, err = decodeCount(data)
+		return err
+	})
+	return n, err
 }
 
 // StreamListing calls the listing endpoint selected by q and hands each event
-// to h while decoding. See ListingHandler for the staging rule.
+// to h while decoding. See ListingHandler for the staging rule. An error
+// returned by h is returned unchanged; every other error is an *Error.
 func (c *Client) StreamListing(ctx context.Context, node Node, q Query, h ListingHandler) (ListingInfo, error) {
-	return ListingInfo{}, errNotImplemented
+	var info ListingInfo
+	rq, err := q.request(node)
+	if err != nil {
+		return info, err
+	}
+	err = c.monitorCall(ctx, rq, func(b *body) error {
+		var err error
+		info, err = decodeListing(b.Reader, h)
+		return err
+	})
+	return info, err
 }
 
 func (c *Client) collect(ctx context.Context, node Node, q Query) (*Listing, error) {
-	return nil, errNotImplemented
+	col := &collector{}
+	info, err := c.StreamListing(ctx, node, q, col)
+	if err != nil {
+		return nil, err
+	}
+	col.l.Last, col.l.HasLast = info.Last, info.HasLast
+	return &col.l, nil
 }

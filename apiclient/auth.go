@@ -1,0 +1,186 @@
+package apiclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log/level"
+)
+
+// session holds the token and serialises logins.
+//
+// Each successful login bumps gen. A caller whose call was refused with the
+// token of generation g asks renew(g): if gen moved on meanwhile, another
+// caller has logged in already and the new token is reused; if a login is in
+// flight, the caller waits for it. So any number of callers finding the token
+// stale cause exactly one login.
+//
+// A refused or failed login starts a backoff (doubling up to the maximum)
+// during which logins are not attempted and callers get the last login error
+// at once: a wrong password does not become a login storm.
+type session struct {
+	c *Client
+
+	mu       sync.Mutex
+	token    string
+	gen      uint64        // generation of token; bumped by every successful login
+	attempts uint64        // logins finished, successful or not
+	inflight chan struct{} // closed when the login in flight finishes
+	lastErr  *Error        // error of the last failed login
+	retryAt  time.Time     // no login before this instant
+	backoff  time.Duration // wait after the next failure
+}
+
+// current returns the token to use, logging in first when there is none.
+// Without a username it returns "" (authentication disabled).
+func (s *session) current(ctx context.Context) (string, uint64, error) {
+	if s.c.cfg.Username == "" {
+		return "", 0, nil
+	}
+	s.mu.Lock()
+	token, gen := s.token, s.gen
+	s.mu.Unlock()
+	if token != "" {
+		return token, gen, nil
+	}
+	return s.renew(ctx, gen)
+}
+
+// renew returns a token newer than generation stale, logging in only when
+// nobody else has done it or is doing it.
+func (s *session) renew(ctx context.Context, stale uint64) (string, uint64, error) {
+	waitedFor := uint64(0)
+	waited := false
+	for {
+		s.mu.Lock()
+		if s.gen != stale && s.token != "" {
+			token, gen := s.token, s.gen
+			s.mu.Unlock()
+			return token, gen, nil
+		}
+		if ch := s.inflight; ch != nil {
+			waitedFor, waited = s.attempts, true
+			s.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return "", 0, s.waitError(ctx)
+			}
+		}
+		if now := s.c.now(); now.Before(s.retryAt) {
+			err := s.backoffError(now)
+			// The login we waited for failed: its error is ours, and it
+			// was reported already. A fresh call in backoff is reported.
+			fresh := !waited || s.attempts == waitedFor
+			s.mu.Unlock()
+			if fresh {
+				s.c.observeLogin(LoginError)
+			}
+			return "", 0, err
+		}
+		ch := make(chan struct{})
+		s.inflight = ch
+		s.mu.Unlock()
+		// The login runs detached from the caller's cancellation, so that a
+		// caller giving up does not fail the login the others wait for.
+		go s.login(context.WithoutCancel(ctx), ch)
+	}
+}
+
+// login performs one login and publishes its result.
+func (s *session) login(ctx context.Context, done chan struct{}) {
+	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.Timeout)
+	defer cancel()
+	token, err := s.c.doLogin(ctx)
+
+	s.mu.Lock()
+	defer func() {
+		s.inflight = nil
+		s.attempts++
+		s.mu.Unlock()
+		close(done)
+	}()
+	if err == nil {
+		s.token = token
+		s.gen++
+		s.lastErr = nil
+		s.retryAt = time.Time{}
+		s.backoff = s.c.cfg.LoginBackoff
+		return
+	}
+	s.token = ""
+	s.lastErr = err
+	if s.backoff == 0 {
+		s.backoff = s.c.cfg.LoginBackoff
+	}
+	s.retryAt = s.c.now().Add(s.backoff)
+	level.Warn(s.c.logger).Log("msg", "login failed, backing off", "retry_in", s.backoff, "err", err)
+	s.backoff = min(2*s.backoff, s.c.cfg.MaxLoginBackoff)
+}
+
+// backoffError is the last login error, said to be still in force.
+func (s *session) backoffError(now time.Time) *Error {
+	e := *s.lastErr
+	e.Err = fmt.Errorf("%w (no new login attempt for another %s)", s.lastErr.Err, s.retryAt.Sub(now).Round(time.Millisecond))
+	return &e
+}
+
+func (s *session) waitError(ctx context.Context) *Error {
+	return &Error{Kind: KindConsoleUnreachable, Endpoint: EndpointLogin,
+		Err: s.c.timeoutCause(ctx, "waiting for the login", ctx.Err())}
+}
+
+// doLogin posts the credentials and returns the token.
+func (c *Client) doLogin(ctx context.Context) (string, *Error) {
+	payload, err := json.Marshal(struct {
+		Name     string `json:"name"`
+		Password string `json:"password"`
+	}{c.cfg.Username, string(c.cfg.Password)})
+	if err != nil { // cannot happen for two strings; never include the values
+		return "", &Error{Kind: KindRefused, Endpoint: EndpointLogin, Err: errors.New("cannot encode the login request")}
+	}
+	rq := &request{endpoint: EndpointLogin, method: http.MethodPost, path: "/api/login", body: payload}
+	var sess loginSession
+	refusal, callErr := c.attempt(ctx, rq, "", func(b *body) error {
+		data, err := b.readAll()
+		if err != nil {
+			return err
+		}
+		sess, err = decodeLogin(data)
+		return err
+	})
+	var e *Error
+	switch {
+	case refusal != nil:
+		e = refusal
+		e.Kind = KindBadCredentials
+		e.Err = fmt.Errorf("the console refused the name and password of user %q: %w", c.cfg.Username, refusal.Err)
+	case callErr != nil:
+		if !errors.As(callErr, &e) {
+			e = &Error{Kind: KindMalformed, Endpoint: EndpointLogin, Err: callErr}
+		}
+	}
+	if e != nil {
+		if e.Kind == KindBadCredentials {
+			c.observeLogin(LoginFailure)
+		} else {
+			c.observeLogin(LoginError)
+		}
+		return "", e
+	}
+	c.observeLogin(LoginSuccess)
+	level.Debug(c.logger).Log("msg", "logged in", "user", c.cfg.Username, "created_at", sess.createdAt)
+	return sess.token, nil
+}
+
+func (c *Client) observeLogin(result string) {
+	if c.cfg.Observer != nil {
+		c.cfg.Observer.ObserveLogin(result)
+	}
+}
