@@ -7,9 +7,9 @@
 package collector
 
 import (
+	"sync"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -35,36 +35,147 @@ type Options struct {
 	Enabled        map[string]bool // sub-collector switches, from RegisterFlags
 	Concurrency    int             // nodes polled at once; default 32
 	MaxLabelValues int             // per node and label (tables, indexes, down nodes); default 500
-	MaxEventTypes  int             // distinct unknown event type names before OTHER; default 32
+	MaxEventTypes  int             // distinct unknown event type names before OTHER, per node; default 32
 	InfoRefresh    time.Duration   // refresh interval of version and columns; default 10m
-	StateFile      string          // where cursors are saved ("" = none)
+	StateFile      string          // where cursors are saved ("" = none); file I/O not implemented here yet
 }
 
 // Exporter is the prometheus.Collector of the whole exporter.
 type Exporter struct {
-	opts Options
+	opts   Options
+	logger log.Logger
+	lim    limits
+	sem    chan struct{} // bounds the polls running at once
+	subs   []namedCollector
+
+	mu       sync.RWMutex
+	clusters []*clusterRuntime
+}
+
+// clusterRuntime is one configured cluster and its nodes.
+type clusterRuntime struct {
+	name  string
+	d     *descs
+	nodes []*nodeRuntime
 }
 
 // New returns an exporter with no clusters yet.
-func New(opts Options) (*Exporter, error) { return &Exporter{opts: opts}, nil }
+func New(opts Options) (*Exporter, error) {
+	if opts.Logger == nil {
+		opts.Logger = log.NewNopLogger()
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 32
+	}
+	if opts.MaxLabelValues <= 0 {
+		opts.MaxLabelValues = 500
+	}
+	if opts.MaxEventTypes <= 0 {
+		opts.MaxEventTypes = 32
+	}
+	if opts.InfoRefresh <= 0 {
+		opts.InfoRefresh = 10 * time.Minute
+	}
+	subs, err := enabledCollectors(opts.Enabled)
+	if err != nil {
+		return nil, err
+	}
+	return &Exporter{
+		opts:   opts,
+		logger: opts.Logger,
+		lim:    limits{maxLabelValues: opts.MaxLabelValues, maxEventTypes: opts.MaxEventTypes},
+		sem:    make(chan struct{}, opts.Concurrency),
+		subs:   subs,
+	}, nil
+}
 
 // SetClusters applies a (re)loaded configuration. Nodes that stay keep their
 // cursors and state; removed nodes are forgotten, so their series vanish.
-func (e *Exporter) SetClusters(clusters []Cluster) {}
-
-// Describe implements prometheus.Collector.
-func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {}
-
-// Collect implements prometheus.Collector.
-func (e *Exporter) Collect(ch chan<- prometheus.Metric) {}
-
-// RegisterFlags adds --collector.NAME / --no-collector.NAME for every
-// sub-collector to app; the returned function gives the switches after parsing.
-func RegisterFlags(app *kingpin.Application) func() map[string]bool {
-	return func() map[string]bool { return nil }
+// A node stays when its cluster name and target (host:port) stay.
+func (e *Exporter) SetClusters(clusters []Cluster) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := map[string]*nodeRuntime{}
+	for _, c := range e.clusters {
+		for _, n := range c.nodes {
+			old[nodeID(c.name, n.target)] = n
+		}
+	}
+	var next []*clusterRuntime
+	for _, c := range clusters {
+		d := newDescs(c.Name != "")
+		cr := &clusterRuntime{name: c.Name, d: d}
+		for _, nd := range c.Nodes {
+			name := nd.Name
+			if name == "" {
+				name = nd.Target.String()
+			}
+			labels := []string{name}
+			if c.Name != "" {
+				labels = []string{c.Name, name}
+			}
+			var api nodeAPI
+			if c.Client != nil {
+				api = c.Client
+			}
+			nr := old[nodeID(c.Name, nd.Target)]
+			if nr == nil {
+				nr = &nodeRuntime{cluster: c.Name, target: nd.Target, state: &nodeState{}}
+			}
+			delete(old, nodeID(c.Name, nd.Target)) // a node listed twice gets a fresh runtime the second time
+			nr.mu.Lock()
+			nr.name, nr.labels, nr.d, nr.api = name, labels, d, api
+			nr.mu.Unlock()
+			cr.nodes = append(cr.nodes, nr)
+		}
+		next = append(next, cr)
+	}
+	e.clusters = next
 }
 
-// NewAPIObserver registers the exporter's own API metrics on reg
-// (indexima_exporter_api_requests_total, ..._api_request_duration_seconds,
-// indexima_exporter_logins_total) and returns the apiclient hook feeding them.
-func NewAPIObserver(reg prometheus.Registerer) apiclient.Observer { return nil }
+func nodeID(cluster string, target apiclient.Node) string {
+	return cluster + "\x00" + target.String()
+}
+
+// Describe implements prometheus.Collector. It sends nothing: the exporter
+// is an unchecked collector, because its series carry a cluster label or not
+// depending on the configuration, which a reload can change after
+// registration.
+func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {}
+
+// Collect implements prometheus.Collector: it polls every node (shared with
+// concurrent scrapes) and emits their metrics.
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	e.mu.RLock()
+	clusters := e.clusters
+	e.mu.RUnlock()
+	e.collect(ch, clusters)
+}
+
+// NodeCollector returns a collector of a single node (for a /probe
+// endpoint): cluster is the cluster name ("" for the unnamed one), target
+// the node's name or host:port. Polls are shared with the main collector.
+func (e *Exporter) NodeCollector(cluster, target string) (prometheus.Collector, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, c := range e.clusters {
+		if c.name != cluster {
+			continue
+		}
+		for _, n := range c.nodes {
+			if n.name == target || n.target.String() == target {
+				one := &clusterRuntime{name: c.name, d: c.d, nodes: []*nodeRuntime{n}}
+				return collectorFunc(func(ch chan<- prometheus.Metric) {
+					e.collect(ch, []*clusterRuntime{one})
+				}), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// collectorFunc is an unchecked prometheus.Collector made of a function.
+type collectorFunc func(chan<- prometheus.Metric)
+
+func (f collectorFunc) Describe(chan<- *prometheus.Desc)    {}
+func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }

@@ -1,0 +1,19 @@
+package collector
+
+import (
+	"context"
+
+	"github.com/indexima-exporter/indexima_exporter/apiclient"
+)
+
+// nodeAPI is the part of *apiclient.Client the collector uses. Keeping it
+// small lets the tracking logic be reasoned about (and tested) as a pure
+// state machine fed with listings.
+type nodeAPI interface {
+	StreamListing(ctx context.Context, node apiclient.Node, q apiclient.Query, h apiclient.ListingHandler) (apiclient.ListingInfo, error)
+	EventCount(ctx context.Context, node apiclient.Node, start, end int64) (int64, error)
+	Version(ctx context.Context, node apiclient.Node) (apiclient.VersionInfo, error)
+	Columns(ctx context.Context, node apiclient.Node, table string) (apiclient.ColumnsInfo, error)
+}
+
+var _ nodeAPI = (*apiclient.Client)(nil)

@@ -1,0 +1,20 @@
+package collector
+
+import "github.com/prometheus/client_golang/prometheus"
+
+func init() {
+	registerCollector("hyperindexes", true, "hyperindex loaded/unloaded state from events",
+		func() subCollector { return hyperindexesCollector{} })
+}
+
+// hyperindexesCollector emits indexima_hyperindex_loaded{index}, from the
+// latest HYPER_INDEX_LOADED / HYPER_INDEX_UNLOADED of each index.
+type hyperindexesCollector struct{}
+
+func (hyperindexesCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
+	for _, name := range sortedKeys(v.st.Indexes) {
+		ch <- prometheus.MustNewConstMetric(v.d.hyperindex, prometheus.GaugeValue,
+			boolValue(v.st.Indexes[name].Loaded), v.with(name)...)
+	}
+	return v.res.err
+}

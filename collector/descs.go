@@ -1,0 +1,81 @@
+package collector
+
+import "github.com/prometheus/client_golang/prometheus"
+
+const namespace = "indexima"
+
+// descs holds every descriptor of the per-node and per-console series. There
+// are two sets: with the cluster label (several clusters configured) and
+// without it (one unnamed cluster).
+type descs struct {
+	withCluster bool
+
+	up, pollDuration, dropped, consoleUp *prometheus.Desc
+
+	eventsTotal, eventsRunning, eventLast, eventDuration *prometheus.Desc
+	reported, cursor, clusterState, nodeDown, preload    *prometheus.Desc
+	metadataUpgraded                                     *prometheus.Desc
+
+	hyperindex, table, nodeInfo, tableColumns *prometheus.Desc
+}
+
+func newDescs(withCluster bool) *descs {
+	nodeLabels := []string{"node"}
+	var consoleLabels []string
+	if withCluster {
+		nodeLabels = []string{"cluster", "node"}
+		consoleLabels = []string{"cluster"}
+	}
+	node := func(name, help string, extra ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, append(append([]string(nil), nodeLabels...), extra...), nil)
+	}
+	return &descs{
+		withCluster: withCluster,
+		up: node(namespace+"_up",
+			"1 if the node answered every call of this scrape's event poll through the console, else 0."),
+		pollDuration: node(namespace+"_exporter_node_poll_duration_seconds",
+			"Duration in seconds of the latest poll of the node (event listings, count, paging, info calls)."),
+		dropped: node(namespace+"_exporter_label_values_dropped_total",
+			"Events whose label value (table, index, down node from the event comment) was dropped because the per-node bound of distinct values was reached.", "label"),
+		consoleUp: prometheus.NewDesc(namespace+"_console_up",
+			"1 if the cluster console answered this scrape (a successful call, or an error about a node), 0 if it was unreachable or refused the credentials.", consoleLabels, nil),
+
+		eventsTotal: node(namespace+"_events_total",
+			"Events completed on the node since the exporter first contacted it, by event type, from the console's event listings.", "event"),
+		eventsRunning: node(namespace+"_events_running",
+			"Events running on the node at the latest poll, by event type, from the runnings of the event listing.", "event"),
+		eventLast: node(namespace+"_event_last_timestamp_seconds",
+			"Start time (Unix seconds) of the latest completed event of the type on the node, from the event listings (the day's listing included).", "event"),
+		eventDuration: node(namespace+"_event_duration_seconds",
+			"Duration in seconds of counted events, by event type, from the event's duration field (milliseconds in the API).", "event"),
+		reported: node(namespace+"_events_reported_total",
+			"Sum of the console's event/count answers over the intervals polled (boundary events can be reported twice); compare with indexima_events_total."),
+		cursor: node(namespace+"_events_cursor_timestamp_seconds",
+			"Event time (Unix seconds) up to which the node's events have been read: the `last` of the latest complete poll."),
+		clusterState: node(namespace+"_cluster_state",
+			"Cluster state as seen by the node (state set: exactly one state is 1), from the latest CLUSTER_START, PRELOAD_FINISHED, CLUSTER_INIT or CLUSTER_STOP event.", "state"),
+		nodeDown: node(namespace+"_node_down_reports_total",
+			"NODE_DOWN events counted on the node, by the number of the node reported down (event comment).", "down_node"),
+		preload: node(namespace+"_preload_indexes_loaded",
+			"Number of indexes loaded by the latest preload, from the comment of the latest PRELOAD_FINISHED event."),
+		metadataUpgraded: node(namespace+"_metadata_tables_upgraded_total",
+			"Tables upgraded by metadata saves, the sum of the numbers in the comments of counted SAVE_METADATA events."),
+
+		hyperindex: node(namespace+"_hyperindex_loaded",
+			"1 if the hyperindex is loaded on the node, 0 if unloaded, from the latest HYPER_INDEX_LOADED or HYPER_INDEX_UNLOADED event.", "index"),
+		table: node(namespace+"_table_loaded",
+			"1 for each table loaded on the node since the latest CLUSTER_START or CLUSTER_STOP, from TABLE_LOADED events.", "table"),
+		nodeInfo: node(namespace+"_node_info",
+			"Always 1; the version label is the node's answer to get/version (refreshed periodically).", "version"),
+		tableColumns: node(namespace+"_table_columns",
+			"Number of columns of a loaded table, from the node's get/columns answer (refreshed periodically).", "table"),
+	}
+}
+
+// Exporter-level descriptors (no node, no cluster).
+var (
+	collectorSuccessDesc = prometheus.NewDesc(namespace+"_exporter_collector_success",
+		"1 if the sub-collector produced its metrics for every node this scrape, else 0.", []string{"collector"}, nil)
+	collectorDurationDesc = prometheus.NewDesc(namespace+"_exporter_collector_duration_seconds",
+		"Duration in seconds of the sub-collector's part of this scrape.", []string{"collector"}, nil)
+)

@@ -1,0 +1,124 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/indexima-exporter/indexima_exporter/apiclient"
+)
+
+// nodeRuntime is one configured node: its committed state, its caches and
+// the poll in flight, if any.
+type nodeRuntime struct {
+	cluster string
+	name    string
+	target  apiclient.Node
+	labels  []string // values of the node labels: [cluster,] node
+	d       *descs
+
+	mu       sync.Mutex
+	api      nodeAPI
+	state    *nodeState     // committed; never modified once committed (polls clone it)
+	caches   map[string]any // by refresher name; values are replaced, never modified
+	inflight *pollCall
+	lastPoll time.Duration
+}
+
+// pollCall is a poll shared by every scrape that arrives while it runs.
+type pollCall struct {
+	done chan struct{}
+	res  pollResult
+}
+
+// pollResult is what one poll of a node tells a scrape.
+type pollResult struct {
+	err             error            // event poll error: node down for this scrape
+	consoleAnswered bool             // the console itself answered
+	refreshErr      map[string]error // by refresher name
+}
+
+// nodeView is what a sub-collector sees of a node during a scrape.
+type nodeView struct {
+	d      *descs
+	labels []string
+	st     *nodeState
+	caches map[string]any
+	res    pollResult
+}
+
+// with returns the node label values followed by extra.
+func (v *nodeView) with(extra ...string) []string {
+	return append(append(make([]string, 0, len(v.labels)+len(extra)), v.labels...), extra...)
+}
+
+// pollShared polls the node, or waits for the poll already in flight and
+// returns its result: two scrapes (two Prometheus servers in HA) never poll a
+// node twice at once, so they cannot count the same events twice.
+func (n *nodeRuntime) pollShared(e *Exporter) pollResult {
+	n.mu.Lock()
+	if c := n.inflight; c != nil {
+		n.mu.Unlock()
+		<-c.done
+		return c.res
+	}
+	c := &pollCall{done: make(chan struct{})}
+	n.inflight = c
+	api, old, caches := n.api, n.state, n.caches
+	n.mu.Unlock()
+
+	e.sem <- struct{}{}
+	start := time.Now()
+	// The poll is not tied to any one scrape: each call is bounded by the
+	// client's request timeout, and a scrape giving up must not cancel the
+	// result others are waiting for.
+	ctx := context.Background()
+	logger := log.With(e.logger, "node", n.name, "target", n.target.String())
+	if n.cluster != "" {
+		logger = log.With(logger, "cluster", n.cluster)
+	}
+	p := &poller{api: api, node: n.target, lim: e.lim, logger: logger}
+	st, err := p.poll(ctx, old)
+	res := pollResult{err: err, consoleAnswered: consoleAnswered(err)}
+	var newCaches map[string]any
+	if err == nil {
+		newCaches, res.refreshErr = e.refresh(ctx, api, n, st, caches, logger)
+	} else {
+		level.Warn(logger).Log("msg", "event poll failed; nothing of it applied, cursor unchanged", "err", err)
+	}
+	dur := time.Since(start)
+	<-e.sem
+
+	n.mu.Lock()
+	if err == nil {
+		n.state = st
+		n.caches = newCaches
+	}
+	n.lastPoll = dur
+	c.res = res
+	n.inflight = nil
+	n.mu.Unlock()
+	close(c.done)
+	return res
+}
+
+// view returns the node's committed state for emission.
+func (n *nodeRuntime) view(res pollResult) *nodeView {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return &nodeView{d: n.d, labels: n.labels, st: n.state, caches: n.caches, res: res}
+}
+
+// consoleAnswered tells whether err still proves the console answered:
+// only an unreachable console or refused credentials say it did not.
+func consoleAnswered(err error) bool {
+	var ae *apiclient.Error
+	if err == nil || !errors.As(err, &ae) {
+		return true
+	}
+	return ae.Kind != apiclient.KindConsoleUnreachable && ae.Kind != apiclient.KindBadCredentials
+}

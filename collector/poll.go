@@ -1,0 +1,136 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+
+	"github.com/indexima-exporter/indexima_exporter/apiclient"
+)
+
+// poller runs one poll of one node's events. It never touches the node's
+// committed state: it works on a clone and returns it, and the caller swaps
+// it in only when the whole poll succeeded.
+type poller struct {
+	api    nodeAPI
+	node   apiclient.Node
+	lim    limits
+	logger log.Logger
+}
+
+// errNoLast is returned when a listing lacks `last`: without it the cursor
+// cannot move and the interval cannot be checked.
+type errNoLast struct{ endpoint, node string }
+
+func (e errNoLast) Error() string {
+	return fmt.Sprintf("malformed answer: endpoint %s node %s: listing has no \"last\" field", e.endpoint, e.node)
+}
+
+// poll returns the node state after one poll, or an error and no state (the
+// caller keeps the old one: nothing of a failed poll is applied).
+func (p *poller) poll(ctx context.Context, old *nodeState) (*nodeState, error) {
+	st := old.clone()
+	if !st.Contacted {
+		return p.firstContact(ctx, st)
+	}
+	return p.incremental(ctx, st)
+}
+
+// firstContact reads the day's listing to learn the node's present state
+// (cluster state, indexes, tables, running events, fingerprints near the
+// end) without counting anything: counters start at this point.
+func (p *poller) firstContact(ctx context.Context, st *nodeState) (*nodeState, error) {
+	s := newSink(p, st, false, 0)
+	info, err := p.api.StreamListing(ctx, p.node, apiclient.Today(), s)
+	if err != nil {
+		return nil, err
+	}
+	st.Seen.endResponse()
+	if !info.HasLast {
+		return nil, errNoLast{apiclient.EndpointEvents, p.node.String()}
+	}
+	s.commitRunnings()
+	st.Contacted = true
+	st.Cursor = info.Last
+	if st.Events == nil {
+		st.Events = map[string]uint64{}
+	}
+	for _, t := range knownTypes {
+		st.Events[t] += 0
+	}
+	st.Seen.raiseFloor(st.Cursor - seenRetention)
+	level.Info(p.logger).Log("msg", "first contact: baseline taken, counting starts now", "cursor", st.Cursor,
+		"events_in_day_listing", info.Reqs, "running", info.Runnings)
+	return st, nil
+}
+
+// incremental reads what happened since the cursor, checks it against
+// event/count, pages when the listing fell short, and looks up running
+// events that vanished.
+func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, error) {
+	c := st.Cursor
+	s := newSink(p, st, true, c)
+	info, err := p.api.StreamListing(ctx, p.node, apiclient.Since(c), s)
+	if err != nil {
+		return nil, err
+	}
+	st.Seen.endResponse()
+	if !info.HasLast {
+		return nil, errNoLast{apiclient.EndpointLastEvents, p.node.String()}
+	}
+	s.commitRunnings()
+	if s.overflow {
+		level.Warn(p.logger).Log("msg", "more running events than can be tracked; some may not be counted when they complete", "bound", pendingCap)
+	}
+	last, complete := info.Last, true
+	if last < c {
+		// Node restarted or its clock stepped back: follow it. The seen set
+		// (kept whole, its floor does not go down) prevents any replay.
+		level.Warn(p.logger).Log("msg", "last went backwards; cursor reset", "cursor", c, "last", last)
+	} else {
+		n, err := p.api.EventCount(ctx, p.node, c, last)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			st.Reported += uint64(n)
+		}
+		have, known := s.inRange(last)
+		if !known || n > int64(have) {
+			complete, err = p.page(ctx, st, c, last)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := p.lookupVanished(ctx, st, s.runningKeys); err != nil {
+		return nil, err
+	}
+	if complete {
+		st.Cursor = last
+		st.Seen.raiseFloor(st.Cursor - seenRetention)
+	}
+	return st, nil
+}
+
+// observe handles one completed event of any response: it decides whether it
+// is new (not counted before), applies its gauges, and counts it if new.
+func (p *poller) observe(st *nodeState, e apiclient.Event, counting bool) bool {
+	resolved := st.resolvePending(e)
+	isNew := false
+	if e.Date >= st.Seen.Floor {
+		isNew = st.Seen.observe(fingerprint(e), e.Date)
+	} else {
+		// Too old to be told apart: counted before, unless it is a running
+		// event we were waiting for.
+		isNew = resolved
+	}
+	isNew = isNew && counting
+	st.applyGauges(e, p.lim, isNew)
+	if isNew {
+		st.countEvent(e, p.lim)
+	}
+	return isNew
+}

@@ -1,0 +1,113 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// subCollector emits one family of a node's metrics from the node's state.
+// An error means it could not say everything about that node this scrape.
+type subCollector interface {
+	update(ch chan<- prometheus.Metric, n *nodeView) error
+}
+
+// refresher is implemented by sub-collectors that need more than the event
+// poll (version, columns). refresh runs inside the node's shared poll, after
+// a successful event poll, so concurrent scrapes never repeat those calls and
+// their failure never marks the node down. It returns the new cache value
+// for the node (prev is the previous one, nil at first).
+type refresher interface {
+	refresh(ctx context.Context, r refreshEnv, prev any) (any, error)
+}
+
+// refreshEnv is what a refresher may use.
+type refreshEnv struct {
+	api   nodeAPI
+	node  *nodeRuntime
+	st    *nodeState // the state just committed by the poll
+	now   time.Time
+	every time.Duration // Options.InfoRefresh
+}
+
+type factory struct {
+	name      string
+	defaultOn bool
+	help      string
+	new       func() subCollector
+}
+
+var factories = map[string]factory{}
+
+// registerCollector is called from each sub-collector file's init.
+func registerCollector(name string, defaultOn bool, help string, f func() subCollector) {
+	if _, dup := factories[name]; dup {
+		panic(fmt.Sprintf("collector %q registered twice", name))
+	}
+	factories[name] = factory{name: name, defaultOn: defaultOn, help: help, new: f}
+}
+
+func collectorNames() []string {
+	names := make([]string, 0, len(factories))
+	for n := range factories {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// RegisterFlags adds --collector.NAME / --no-collector.NAME for every
+// sub-collector to app; the returned function gives the switches after parsing.
+func RegisterFlags(app *kingpin.Application) func() map[string]bool {
+	flags := map[string]*bool{}
+	for _, name := range collectorNames() {
+		f := factories[name]
+		def := "disabled"
+		if f.defaultOn {
+			def = "enabled"
+		}
+		flags[name] = app.Flag("collector."+name,
+			fmt.Sprintf("Enable the %s collector (%s; default %s).", name, f.help, def)).
+			Default(fmt.Sprint(f.defaultOn)).Bool()
+	}
+	return func() map[string]bool {
+		m := make(map[string]bool, len(flags))
+		for n, v := range flags {
+			m[n] = *v
+		}
+		return m
+	}
+}
+
+// namedCollector is an enabled sub-collector.
+type namedCollector struct {
+	name string
+	c    subCollector
+}
+
+// enabledCollectors builds the sub-collectors switched on by enabled (names
+// missing from it get their default). Unknown names are an error, so a typo
+// in a caller's map is not silently ignored.
+func enabledCollectors(enabled map[string]bool) ([]namedCollector, error) {
+	for n := range enabled {
+		if _, ok := factories[n]; !ok {
+			return nil, fmt.Errorf("unknown collector %q (known: %v)", n, collectorNames())
+		}
+	}
+	var out []namedCollector
+	for _, name := range collectorNames() {
+		f := factories[name]
+		on, set := enabled[name]
+		if !set {
+			on = f.defaultOn
+		}
+		if on {
+			out = append(out, namedCollector{name: name, c: f.new()})
+		}
+	}
+	return out, nil
+}
