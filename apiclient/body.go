@@ -153,8 +153,9 @@ func readErrorBody(resp *http.Response) (excerpt, message string) {
 // sanitize makes body bytes safe to show: valid UTF-8, control characters
 // escaped, at most max bytes (an ellipsis marks a cut).
 func sanitize(b []byte, max int) string {
-	var sb strings.Builder
 	const ellipsis = "..."
+	var sb strings.Builder
+	cut := 0 // length of the output that still leaves room for the ellipsis
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
 		var piece string
@@ -173,11 +174,13 @@ func sanitize(b []byte, max int) string {
 			piece = string(b[i : i+size])
 		}
 		i += size
-		if sb.Len()+len(piece) > max-len(ellipsis) && (i < len(b) || sb.Len()+len(piece) > max) {
-			sb.WriteString(ellipsis)
-			break
+		if sb.Len()+len(piece) > max {
+			return sb.String()[:cut] + ellipsis
 		}
 		sb.WriteString(piece)
+		if sb.Len() <= max-len(ellipsis) {
+			cut = sb.Len()
+		}
 	}
 	return sb.String()
 }

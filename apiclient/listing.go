@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -83,12 +82,12 @@ func (d *listingDecoder) decode() error {
 			switch field {
 			case fieldReqs:
 				sawListing = true
-				if err := d.events("reqs", d.h.Event, &d.info.Reqs); err != nil {
+				if err := d.events("reqs", false, &d.info.Reqs); err != nil {
 					return err
 				}
 			case fieldRunnings:
 				sawListing = true
-				if err := d.events("runnings", d.h.Running, &d.info.Runnings); err != nil {
+				if err := d.events("runnings", true, &d.info.Runnings); err != nil {
 					return err
 				}
 			case fieldLast:
@@ -178,7 +177,7 @@ func (d *listingDecoder) messageValue() (string, error) {
 }
 
 // events decodes one array of events (null is an empty array).
-func (d *listingDecoder) events(name string, deliver func(Event) error, n *int) error {
+func (d *listingDecoder) events(name string, running bool, n *int) error {
 	s := d.s
 	c, err := s.peek(name)
 	if err != nil {
@@ -204,7 +203,12 @@ func (d *listingDecoder) events(name string, deliver func(Event) error, n *int) 
 		if err != nil {
 			return err
 		}
-		if err := deliver(ev); err != nil {
+		if running {
+			err = d.h.Running(ev)
+		} else {
+			err = d.h.Event(ev)
+		}
+		if err != nil {
 			return &handlerError{err: err}
 		}
 		*n++
@@ -339,10 +343,7 @@ func (d *listingDecoder) comment() (string, error) {
 		if err != nil || len(b) == 0 {
 			return "", err
 		}
-		if !utf8.Valid(b) {
-			return strings.ToValidUTF8(string(b), "\uFFFD"), nil
-		}
-		return string(b), nil
+		return validString(b), nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		b, err := s.numberToken(`"comment"`)
 		if err != nil {
@@ -371,10 +372,7 @@ func (d *listingDecoder) intern(b []byte) string {
 	if s, ok := d.unknown[string(b)]; ok {
 		return s
 	}
-	s := string(b)
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
+	s := validString(b)
 	if d.unknown == nil {
 		d.unknown = make(map[string]string)
 	}
@@ -389,3 +387,22 @@ type collector struct{ l Listing }
 
 func (c *collector) Event(e Event) error   { c.l.Reqs = append(c.l.Reqs, e); return nil }
 func (c *collector) Running(e Event) error { c.l.Runnings = append(c.l.Runnings, e); return nil }
+
+// validString converts b to a string, replacing each invalid UTF-8 byte by
+// U+FFFD as encoding/json does.
+func validString(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b)+8)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return string(out)
+}

@@ -1,0 +1,245 @@
+package apiclient
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func listingSeeds(f *testing.F) {
+	for _, s := range []string{
+		docListing,
+		`{"reqs":[],"runnings":[],"last":1}`,
+		`{"reqs":[{"type":"NODE_DOWN","date":1,"duration":null,"comment":"3"}]}`,
+		`{"runnings":[{"comment":"sales.orders","type":"TABLE_LOADED","date":1574757199483}],"last":"1627450023823"}`,
+		`{"reqs":[{"type":"X\ud83d\ude00","date":1.5e12,"comment":"\u00e9\\\"\n"}],"zz":{"a":[1,{"b":null}]}}`,
+		`{"message":"No session attribute found, ..."}`,
+		`{"rows":[{"type":"TABLE_LOADED"}],"total":1}`,
+		`<html><body>Bad Gateway</body></html>`,
+		`{"reqs":[{"type":"X","date":1},,#!{"type":"Y"}]}`,
+		`{"reqs":[{"type":"X","da`,
+		`[]`, `null`, `{}`, ``, `{"last":null}`, "{\"reqs\":[{\"type\":\"\xff\",\"comment\":\"\xfe\"}]}",
+	} {
+		f.Add([]byte(s))
+	}
+}
+
+// FuzzDecodeListing checks that the decoder never panics, that every failure
+// is a classified error, and that on every body encoding/json reads as a
+// strict listing the decoder finds the same events.
+func FuzzDecodeListing(f *testing.F) {
+	listingSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		col := &collector{}
+		info, err := decodeListing(bufio.NewReaderSize(bytes.NewReader(data), 16), col)
+		if err != nil {
+			var se *syntaxError
+			var mb *messageBody
+			if !errors.As(err, &se) && !errors.As(err, &mb) {
+				t.Fatalf("unclassified error %T: %v", err, err)
+			}
+		}
+		want, ok := strictListing(data)
+		if !ok {
+			return
+		}
+		if err != nil {
+			if strings.Contains(err.Error(), "nested too deeply") {
+				return
+			}
+			t.Fatalf("valid listing refused: %v", err)
+		}
+		if !sameEvents(col.l.Reqs, want.Reqs) || !sameEvents(col.l.Runnings, want.Runnings) ||
+			info.Last != want.Last || info.HasLast != want.HasLast {
+			t.Fatalf("got %+v %+v last %d/%v, encoding/json reads %+v", col.l.Reqs, col.l.Runnings,
+				info.Last, info.HasLast, want)
+		}
+	})
+}
+
+// strictListing decodes data with encoding/json when it is a listing of the
+// documented shape only (integers as integer literals, strings as strings, no
+// duplicate keys), as an independent oracle.
+func strictListing(data []byte) (*Listing, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var top any
+	if dec.Decode(&top) != nil || dec.More() || hasDuplicateKeys(data) {
+		return nil, false
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, false
+	}
+	obj, ok := top.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	l := &Listing{}
+	_, r := obj["reqs"]
+	_, u := obj["runnings"]
+	_, la := obj["last"]
+	if !r && !u && !la {
+		return nil, false
+	}
+	if la && obj["last"] != nil {
+		v, ok := strictInt(obj["last"])
+		if !ok {
+			return nil, false
+		}
+		l.Last, l.HasLast = v, true
+	}
+	for _, k := range []string{"reqs", "runnings"} {
+		if obj[k] == nil {
+			continue
+		}
+		arr, ok := obj[k].([]any)
+		if !ok {
+			return nil, false
+		}
+		for _, e := range arr {
+			eo, ok := e.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			var ev Event
+			if ev.Type, ok = eo["type"].(string); !ok {
+				return nil, false
+			}
+			if d := eo["date"]; d != nil {
+				if ev.Date, ok = strictInt(d); !ok {
+					return nil, false
+				}
+			}
+			if d := eo["duration"]; d != nil {
+				if ev.Duration, ok = strictInt(d); !ok {
+					return nil, false
+				}
+				ev.HasDuration = true
+			}
+			if c := eo["comment"]; c != nil {
+				if ev.Comment, ok = c.(string); !ok {
+					return nil, false
+				}
+			}
+			if k == "reqs" {
+				l.Reqs = append(l.Reqs, ev)
+			} else {
+				l.Runnings = append(l.Runnings, ev)
+			}
+		}
+	}
+	return l, true
+}
+
+func strictInt(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(n.String(), 10, 64)
+	return i, err == nil
+}
+
+// hasDuplicateKeys reports a duplicate key in any object of a valid JSON text
+// (encoding/json keeps the last one, a streaming decoder sees both).
+func hasDuplicateKeys(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		expect bool // next string token of an object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				if top != nil && top.object {
+					top.expect = true
+				}
+				stack = append(stack, &frame{object: v == '{', keys: map[string]bool{}, expect: true})
+				continue
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].object {
+				stack[len(stack)-1].expect = true
+			}
+			continue
+		case string:
+			if top != nil && top.object && top.expect {
+				if top.keys[v] {
+					return true
+				}
+				top.keys[v] = true
+				top.expect = false
+				continue
+			}
+		}
+		if top != nil && top.object {
+			top.expect = true
+		}
+	}
+}
+
+func FuzzDecodeCount(f *testing.F) {
+	for _, s := range []string{`12`, `"12"`, `{"count":12}`, `{"a":1,"b":2}`, `-1`, `1.5`, `1.2e1`,
+		`{"message":"No session attribute found"}`, `<html>`, ``, `[3]`, `{"n":"42"}`, `9223372036854775808`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := decodeCount(data)
+		if err != nil {
+			var shape *errCountShape
+			var mb *messageBody
+			if !errors.As(err, &shape) && !errors.As(err, &mb) && !errors.Is(err, errNotJSON) {
+				t.Fatalf("unclassified error %T: %v", err, err)
+			}
+			return
+		}
+		if n < 0 {
+			t.Fatalf("negative count %d accepted", n)
+		}
+		if !json.Valid(data) {
+			t.Fatalf("invalid JSON %q accepted as %d", data, n)
+		}
+		if i, perr := strconv.ParseInt(string(bytes.TrimSpace(data)), 10, 64); perr == nil && i != n {
+			t.Fatalf("bare number %d decoded as %d", i, n)
+		}
+	})
+}
+
+func FuzzDecodeVersion(f *testing.F) {
+	for _, s := range []string{`"2024.1.0"`, `{"version":"2023.2"}`, `{"version":2021.1}`, `{"x":1}`,
+		`{"message":"No session"}`, `[1]`, `<html>`, ``, "\"\xff\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := decodeVersion(data)
+		valid := json.Valid(data)
+		if err == nil && !valid {
+			t.Fatalf("invalid JSON %q accepted", data)
+		}
+		if err != nil {
+			var mb *messageBody
+			if valid && !errors.As(err, &mb) {
+				t.Fatalf("valid JSON %q refused: %v", data, err)
+			}
+		}
+		if len(v.Raw) > maxRawBytes || !utf8.ValidString(v.Raw) || !utf8.ValidString(v.Version) {
+			t.Fatalf("unbounded or invalid text: %q / %q", v.Raw, v.Version)
+		}
+	})
+}
