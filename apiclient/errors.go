@@ -1,6 +1,9 @@
 package apiclient
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Kind tells callers apart the failures they handle differently.
 type Kind int
@@ -81,3 +84,16 @@ var (
 	ErrMalformed          = &Error{Kind: KindMalformed}
 	ErrRefused            = &Error{Kind: KindRefused}
 )
+
+// KindOf returns the Kind of an *Error in err's chain, or 0 when there is
+// none (for example an error returned by a ListingHandler).
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return 0
+}
+
+// IsKind reports whether err's chain holds an *Error of kind k.
+func IsKind(err error, k Kind) bool { return KindOf(err) == k }
