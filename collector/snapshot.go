@@ -1,0 +1,60 @@
+package collector
+
+// savedState is the content of a state file: the tracking state of every
+// node (cursor, seen fingerprints, pending running events, counters, state
+// gauges), so a restarted exporter resumes where it stopped instead of
+// taking a new baseline. The file I/O (Options.StateFile) is done by the
+// caller of snapshotState / restoreState; it is not implemented yet.
+type savedState struct {
+	Version int                   `json:"version"`
+	Nodes   map[string]*nodeState `json:"nodes"` // by stateKey
+}
+
+const savedStateVersion = 1
+
+func stateKey(cluster, target string) string { return cluster + "/" + target }
+
+// snapshotState returns the committed state of every configured node. The
+// states are shared, not copied: a committed state is never modified.
+func (e *Exporter) snapshotState() savedState {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	s := savedState{Version: savedStateVersion, Nodes: map[string]*nodeState{}}
+	for _, c := range e.clusters {
+		for _, n := range c.nodes {
+			n.mu.Lock()
+			if n.state.Contacted {
+				s.Nodes[stateKey(c.name, n.target.String())] = n.state
+			}
+			n.mu.Unlock()
+		}
+	}
+	return s
+}
+
+// restoreState gives configured nodes not contacted yet their saved state.
+// It returns how many nodes were restored; states of unknown nodes or of
+// another format version are ignored.
+func (e *Exporter) restoreState(s savedState) int {
+	if s.Version != savedStateVersion {
+		return 0
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	restored := 0
+	for _, c := range e.clusters {
+		for _, n := range c.nodes {
+			st, ok := s.Nodes[stateKey(c.name, n.target.String())]
+			if !ok || st == nil || !st.Contacted {
+				continue
+			}
+			n.mu.Lock()
+			if !n.state.Contacted && n.inflight == nil {
+				n.state = st.clone()
+				restored++
+			}
+			n.mu.Unlock()
+		}
+	}
+	return restored
+}
