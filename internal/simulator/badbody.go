@@ -27,7 +27,12 @@ func (s *Simulator) writeBadBody(w http.ResponseWriter, r *http.Request, kind Ba
 	switch kind {
 	case BodyMalformedJSON:
 		body := s.sampleListing()
+		// Break it between two events (not inside a string, where the
+		// flaw would be valid JSON).
 		mid := len(body) / 2
+		if k := bytes.Index(body[mid:], []byte("},{")); k >= 0 {
+			mid += k + 2
+		}
 		bad := append(append(append([]byte{}, body[:mid]...), `,,#!`...), body[mid:]...)
 		s.writeBody(w, r, http.StatusOK, "application/json", bad)
 	case BodyTruncatedGzip:
