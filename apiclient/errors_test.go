@@ -1,0 +1,211 @@
+package apiclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+// checkError asserts the kind, the sentinel match and the context of err.
+func checkError(t *testing.T, err error, kind Kind, endpoint string) *Error {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %T %v, want *Error of kind %s", err, err, kind)
+	}
+	sentinels := map[Kind]error{KindBadCredentials: ErrBadCredentials, KindConsoleUnreachable: ErrConsoleUnreachable,
+		KindNodeUnreachable: ErrNodeUnreachable, KindMalformed: ErrMalformed, KindRefused: ErrRefused}
+	for k, s := range sentinels {
+		if errors.Is(err, s) != (k == kind) {
+			t.Fatalf("errors.Is(err, %s sentinel) = %v for %v", k, k != kind, err)
+		}
+	}
+	if e.Endpoint != endpoint {
+		t.Fatalf("endpoint %q, want %q (%v)", e.Endpoint, endpoint, err)
+	}
+	if len(e.Excerpt) > maxExcerptBytes {
+		t.Fatalf("excerpt of %d bytes", len(e.Excerpt))
+	}
+	return e
+}
+
+func TestBadCredentials(t *testing.T) {
+	for _, status := range []int{401, 403, 200} {
+		t.Run(itoa(status), func(t *testing.T) {
+			sim, _ := newSim(t, func(c *simulator.Config) { c.RefusalStatus = status })
+			c := newClient(t, sim.URL(), func(c *Config) { c.Password = "wrong" })
+			_, err := c.Events(ctxT(t), node1)
+			e := checkError(t, err, KindBadCredentials, EndpointLogin)
+			if !strings.Contains(e.Error(), "Bad credentials") || !strings.Contains(e.Error(), testUser) {
+				t.Fatalf("unclear error: %v", e)
+			}
+			if c.obs.login(LoginFailure) != 1 {
+				t.Fatalf("login results %v", c.obs.logins)
+			}
+		})
+	}
+}
+
+func TestConsoleUnreachable(t *testing.T) {
+	t.Run("closed port", func(t *testing.T) {
+		c := newClient(t, closedPortURL(t), nil)
+		_, err := c.Version(ctxT(t), node1)
+		checkError(t, err, KindConsoleUnreachable, EndpointLogin)
+		if c.obs.login(LoginError) != 1 || !c.obs.saw("login error") {
+			t.Fatalf("observer: %v %v", c.obs.requests, c.obs.logins)
+		}
+	})
+	t.Run("closed port without login", func(t *testing.T) {
+		c := newClient(t, closedPortURL(t), func(c *Config) { c.Username, c.Password = "", "" })
+		_, err := c.Events(ctxT(t), node1)
+		e := checkError(t, err, KindConsoleUnreachable, EndpointEvents)
+		if e.Node != "node1.example:9999" || !c.obs.saw("events error") {
+			t.Fatalf("node %q, observer %v", e.Node, c.obs.requests)
+		}
+	})
+	t.Run("console down", func(t *testing.T) {
+		sim, _ := newSim(t, nil)
+		c := newClient(t, sim.URL(), nil)
+		if err := c.Login(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		sim.SetConsoleFault(simulator.Fault{Down: true})
+		_, err := c.EventCount(ctxT(t), node1, 0, 1)
+		checkError(t, err, KindConsoleUnreachable, EndpointEventCount)
+	})
+	t.Run("login hangs", func(t *testing.T) {
+		sim, _ := newSim(t, nil)
+		sim.SetConsoleFault(simulator.Fault{Hang: true})
+		c := newClient(t, sim.URL(), func(c *Config) { c.Timeout = 200 * time.Millisecond })
+		_, err := c.Events(ctxT(t), node1)
+		e := checkError(t, err, KindConsoleUnreachable, EndpointLogin)
+		if !errors.Is(e, context.DeadlineExceeded) {
+			t.Fatalf("timeout not in the chain: %v", e)
+		}
+	})
+	t.Run("login 5xx", func(t *testing.T) {
+		sim, _ := newSim(t, nil)
+		sim.SetConsoleFault(simulator.Fault{Status: 503})
+		c := newClient(t, sim.URL(), nil)
+		_, err := c.Events(ctxT(t), node1)
+		if e := checkError(t, err, KindConsoleUnreachable, EndpointLogin); e.Status != 503 {
+			t.Fatalf("status %d", e.Status)
+		}
+	})
+}
+
+func TestNodeUnreachable(t *testing.T) {
+	sim, _ := newSim(t, nil)
+	c := newClient(t, sim.URL(), func(c *Config) { c.Timeout = 300 * time.Millisecond })
+	ctx := ctxT(t)
+	if err := c.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sim.SetNodeFault(node1.String(), simulator.Fault{Status: 502})
+	_, err := c.Events(ctx, node1)
+	if e := checkError(t, err, KindNodeUnreachable, EndpointEvents); e.Status != 502 || e.Node != node1.String() || e.Excerpt == "" {
+		t.Fatalf("error %#v", e)
+	}
+	if !c.obs.saw("events 502") {
+		t.Fatalf("observer: %v", c.obs.requests)
+	}
+
+	sim.SetNodeFault(node1.String(), simulator.Fault{Hang: true})
+	_, err = c.Version(ctx, node1)
+	e := checkError(t, err, KindNodeUnreachable, EndpointVersion)
+	if !errors.Is(e, context.DeadlineExceeded) {
+		t.Fatalf("timeout not in the chain: %v", e)
+	}
+	// The other node still answers.
+	if _, err := c.Version(ctx, node2); err != nil {
+		t.Fatal(err)
+	}
+
+	// An unknown node: the simulated console answers 502 "cannot reach node".
+	_, err = c.Version(ctx, Node{Host: "nowhere.example", Port: 1})
+	checkError(t, err, KindNodeUnreachable, EndpointVersion)
+}
+
+func TestMalformedBodies(t *testing.T) {
+	kinds := map[string]simulator.BadBody{
+		"malformed json": simulator.BodyMalformedJSON,
+		"truncated gzip": simulator.BodyTruncatedGzip,
+		"wrong shape":    simulator.BodyWrongShape,
+		"html":           simulator.BodyHTML,
+		"bomb":           simulator.BodyBomb,
+		"endless":        simulator.BodyEndless,
+		"message":        simulator.BodyMessage,
+	}
+	for name, kind := range kinds {
+		for _, gzip := range []bool{true, false} {
+			if kind == simulator.BodyBomb && !gzip {
+				continue // the bomb is gzip whatever was asked
+			}
+			t.Run(name+map[bool]string{true: " gzip", false: " plain"}[gzip], func(t *testing.T) {
+				sim, _ := newSim(t, nil)
+				c := newClient(t, sim.URL(), func(c *Config) {
+					if kind == simulator.BodyEndless {
+						c.MaxBodyBytes = 4 << 20
+					}
+				})
+				c.noGzip = !gzip
+				ctx := ctxT(t)
+				sim.SetNodeFault(node1.String(), simulator.Fault{Body: kind})
+				_, err := c.Events(ctx, node1)
+				e := checkError(t, err, KindMalformed, EndpointEvents)
+				if e.Status != http.StatusOK || e.Node != node1.String() {
+					t.Fatalf("error %#v", e)
+				}
+				switch kind {
+				case simulator.BodyBomb:
+					if !strings.Contains(e.Error(), "limit of 64 MiB") {
+						t.Fatalf("the bomb's error does not name the limit: %v", e)
+					}
+				case simulator.BodyEndless:
+					if !strings.Contains(e.Error(), "limit of 4 MiB") {
+						t.Fatalf("the endless body's error does not name the limit: %v", e)
+					}
+				case simulator.BodyHTML:
+					if !strings.Contains(e.Excerpt, "502 Bad Gateway") {
+						t.Fatalf("excerpt %q", e.Excerpt)
+					}
+				case simulator.BodyMessage:
+					if !strings.Contains(e.Error(), "node did not answer") {
+						t.Fatalf("message not shown: %v", e)
+					}
+				}
+				// The count call too, except for the wrong shape: its
+				// {"rows":[...],"total":1} holds exactly one number, which
+				// is a shape the count decoder accepts by design.
+				if kind != simulator.BodyWrongShape {
+					_, err = c.EventCount(ctx, node1, 0, 1)
+					checkError(t, err, KindMalformed, EndpointEventCount)
+				}
+				// The client is not stuck: without the fault all is well.
+				sim.ClearFaults()
+				if _, err := c.Events(ctx, node1); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+func TestRefused(t *testing.T) {
+	sim, _ := newSim(t, nil)
+	c := newClient(t, sim.URL(), nil)
+	ctx := ctxT(t)
+	_, err := c.Columns(ctx, node1, "no_such.table")
+	if e := checkError(t, err, KindRefused, EndpointColumns); e.Status != 404 || !strings.Contains(e.Error(), "Table not found") {
+		t.Fatalf("error %v", e)
+	}
+	_, err = c.EventRange(ctx, node1, Order("sideways"), 0, 1, 1)
+	checkError(t, err, KindRefused, EndpointEventAsc)
+	_, err = c.Version(ctx, Node{})
+	checkError(t, err, KindRefused, EndpointVersion)
+}
