@@ -1,0 +1,171 @@
+package collector
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+// Several events at exactly the cursor's millisecond, some identical: those
+// already counted are not counted again, those arriving later at the same
+// millisecond are, whether lastevents repeats the boundary (inclusive) or
+// not (exclusive: only event/count shows them, and paging finds them).
+func TestEventsAtCursorTimestamp(t *testing.T) {
+	for _, exclusive := range []bool{false, true} {
+		name := "inclusive"
+		if exclusive {
+			name = "exclusive"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, simulator.Config{ExclusiveSince: exclusive}, 1, Options{})
+			n := e.nodes[0]
+			e.scrape(nil)
+			e.clock.Advance(time.Second)
+			t1 := e.nowMS()
+			same := simulator.Event{Type: simulator.SaveMetadata, Date: t1, Duration: 0, Comment: "2"}
+			e.sim.Append(n, same, same, same,
+				simulator.Event{Type: simulator.NodeDown, Date: t1, Comment: "3"})
+			m := e.scrape(nil) // cursor = t1: these four are counted now
+			e.checkTruth(m, nil)
+			if got := m.value(t, "indexima_events_cursor_timestamp_seconds", l("node", n)); int64(got*1000+0.5) != t1 {
+				t.Fatalf("cursor %v, want %d", got, t1)
+			}
+			// More at the cursor's millisecond, identical and not.
+			e.sim.Append(n, same, same,
+				simulator.Event{Type: simulator.NodeDown, Date: t1, Comment: "4"},
+				simulator.Event{Type: simulator.MemoryLow, Date: t1})
+			for i := 0; i < 3; i++ {
+				e.clock.Advance(700 * time.Millisecond)
+				m = e.scrape(nil)
+				e.checkTruth(m, nil)
+			}
+			if got := m.value(t, "indexima_events_total", l("node", n, "event", "SAVE_METADATA")); got != 5 {
+				t.Errorf("SAVE_METADATA counted %v times, want 5", got)
+			}
+			if got := m.value(t, "indexima_metadata_tables_upgraded_total", l("node", n)); got != 10 {
+				t.Errorf("metadata tables upgraded %v, want 10", got)
+			}
+			if got := m.value(t, "indexima_node_down_reports_total", l("node", n, "down_node", "3")); got != 1 {
+				t.Errorf("node_down{3} = %v, want 1", got)
+			}
+		})
+	}
+}
+
+// A console whose listings hold fewer events than arrived: event/count
+// reveals it and paging through get/event/asc counts the rest, even when the
+// console also caps :limit silently.
+func TestCappedListingsForcePaging(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		listing, page int
+	}{
+		{"listing cap", 10, 0},
+		{"listing and silent limit cap", 10, 7},
+		{"silent limit below listing cap", 25, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, simulator.Config{Seed: 7, Rate: 4, ListingCap: tc.listing, MaxLimit: tc.page}, 2, Options{})
+			r := rand.New(rand.NewPCG(3, 4))
+			e.scrape(nil)
+			e.sim.ResetStats()
+			var m metrics
+			for i := 0; i < 12; i++ {
+				e.advance(r, 5*time.Second, 30*time.Second)
+				m = e.scrape(nil)
+			}
+			e.checkTruth(m, nil)
+			if st := e.sim.Stats(); st.Requests["event_asc"] == 0 {
+				t.Errorf("no paging happened: %v", st.Requests)
+			}
+		})
+	}
+}
+
+// A burst of thousands of events at one millisecond: pages made of that one
+// timestamp make the limit grow instead of looping.
+func TestBurstAtOneMillisecond(t *testing.T) {
+	e := newEnv(t, simulator.Config{ListingCap: 10}, 1, Options{})
+	n := e.nodes[0]
+	e.scrape(nil)
+	e.clock.Advance(time.Second)
+	at := e.nowMS() - 500
+	var burst []simulator.Event
+	for i := 0; i < 2500; i++ {
+		burst = append(burst, simulator.Event{Type: simulator.TableLoaded, Date: at, Duration: 1, Comment: "s.t"})
+	}
+	e.sim.Append(n, burst...)
+	e.sim.Append(n, simulator.Event{Type: simulator.ClusterInit, Date: at + 1, Duration: 2})
+	m := e.scrape(nil)
+	e.checkTruth(m, nil)
+	e.clock.Advance(time.Second)
+	e.checkTruth(e.scrape(nil), nil)
+}
+
+// Events running for minutes, started before the cursor (even before first
+// contact), are counted once, when they complete; meanwhile they show in
+// indexima_events_running.
+func TestLongRunningEvents(t *testing.T) {
+	e := newEnv(t, simulator.Config{}, 1, Options{})
+	n := e.nodes[0]
+	e.sim.Append(n, simulator.Event{Type: simulator.TableLoaded, Date: e.nowMS() - 60_000, Duration: 10 * 60_000, Comment: "big.table"})
+	m := e.scrape(nil)
+	if got := m.value(t, "indexima_events_running", l("node", n, "event", "TABLE_LOADED")); got != 1 {
+		t.Fatalf("running TABLE_LOADED = %v, want 1", got)
+	}
+	e.sim.Append(n, simulator.Event{Type: simulator.HyperIndexLoaded, Duration: 5 * 60_000, Comment: "hi_big"},
+		simulator.Event{Type: simulator.SaveMetadata, Duration: 90_000, Comment: "1"})
+	for i := 0; i < 14; i++ {
+		e.clock.Advance(45 * time.Second)
+		m = e.scrape(nil)
+		e.checkTruth(m, nil)
+	}
+	for _, typ := range []string{"TABLE_LOADED", "HYPER_INDEX_LOADED", "SAVE_METADATA"} {
+		if got := m.value(t, "indexima_events_total", l("node", n, "event", typ)); got != 1 {
+			t.Errorf("%s counted %v times, want 1", typ, got)
+		}
+		if got := m.value(t, "indexima_events_running", l("node", n, "event", typ)); got != 0 {
+			t.Errorf("%s still running: %v", typ, got)
+		}
+	}
+	if got := m.value(t, "indexima_hyperindex_loaded", l("node", n, "index", "hi_big")); got != 1 {
+		t.Errorf("hi_big loaded = %v", got)
+	}
+}
+
+// A node's clock stepping back: the cursor follows, nothing is counted twice,
+// counters never go down.
+func TestLastGoesBackwards(t *testing.T) {
+	e := newEnv(t, simulator.Config{Seed: 3, Rate: 3}, 2, Options{})
+	r := rand.New(rand.NewPCG(5, 6))
+	shift := map[string]int64{}
+	e.scrape(shift)
+	for i := 0; i < 5; i++ {
+		e.advance(r, time.Second, 10*time.Second)
+		e.scrape(shift)
+	}
+	n := e.nodes[0]
+	before := e.scrape(shift).value(t, "indexima_events_cursor_timestamp_seconds", l("node", n))
+	e.sim.ShiftClock(n, -40*time.Second)
+	shift[n] = -40_000
+	e.clock.Advance(time.Second)
+	m := e.scrape(shift)
+	if got := m.value(t, "indexima_events_cursor_timestamp_seconds", l("node", n)); got >= before {
+		t.Errorf("cursor %v did not follow last backwards from %v", got, before)
+	}
+	e.checkTruth(m, nil)
+	prev := map[string]float64{}
+	for i := 0; i < 15; i++ {
+		e.advance(r, time.Second, 10*time.Second)
+		m = e.scrape(shift)
+		for _, s := range m.series("indexima_events_total", l("node", n)) {
+			if s.value < prev[s.labels["event"]] {
+				t.Fatalf("counter %s went down", s.labels["event"])
+			}
+			prev[s.labels["event"]] = s.value
+		}
+	}
+	e.checkTruth(m, nil)
+}
