@@ -230,8 +230,11 @@ func (s *Simulator) adminFault(w http.ResponseWriter, q map[string][]string) {
 				"kind=down needs for=DURATION: the admin API goes down with the console")
 			return
 		}
-		// Answer before a Down fault closes the listener under us.
-		adminJSON(w, http.StatusOK, map[string]string{"status": "set", "scope": "console"})
+		// Answer in full before a Down fault closes the connection under us.
+		body := []byte(`{"status":"set","scope":"console"}` + "\n")
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
 		if fl, ok := w.(http.Flusher); ok {
 			fl.Flush()
 		}
