@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -26,6 +27,8 @@ type env struct {
 	exp   *Exporter
 	reg   *prometheus.Registry
 	nodes []string // simulator node keys, also the node label values
+	// timeout of the clients made by client(); 0: 5s.
+	timeout time.Duration
 	// baseline is each node's `last` at first contact (its now then), and
 	// high its highest now seen by a scrape (a shifted clock goes back).
 	baseline map[string]int64
@@ -77,7 +80,7 @@ func newEnv(t *testing.T, cfg simulator.Config, nodes int, opts Options) *env {
 // client returns a real client of the simulator's console.
 func (e *env) client() *apiclient.Client {
 	c, err := apiclient.New(apiclient.Config{URL: e.sim.URL(), Username: "exporter",
-		Password: promconfig.Secret("s3cret"), Timeout: 5 * time.Second})
+		Password: promconfig.Secret("s3cret"), Timeout: cmp.Or(e.timeout, 5*time.Second)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -238,3 +241,5 @@ func l(kv ...string) map[string]string {
 	}
 	return m
 }
+
+func apiClientNode(host string, port int) apiclient.Node { return apiclient.Node{Host: host, Port: port} }

@@ -77,7 +77,10 @@ func (n *nodeRuntime) pollShared(e *Exporter) pollResult {
 	// client's request timeout, and a scrape giving up must not cancel the
 	// result others are waiting for.
 	ctx := context.Background()
-	logger := log.With(e.logger, "node", n.name, "target", n.target.String())
+	logger := log.With(e.logger, "node", n.name)
+	if t := n.target.String(); t != n.name {
+		logger = log.With(logger, "target", t)
+	}
 	if n.cluster != "" {
 		logger = log.With(logger, "cluster", n.cluster)
 	}
