@@ -38,5 +38,6 @@ func (c *Client) String() string {
 // GoString is String.
 func (c *Client) GoString() string { return c.String() }
 
-// Format implements fmt.Formatter so that every verb prints String.
-func (c *Client) Format(f fmt.State, verb rune) { _, _ = io.WriteString(f, c.String()) }
+// Format implements fmt.Formatter so that every verb prints String. Its
+// value receiver covers a Client copied by value as well as a *Client.
+func (c Client) Format(f fmt.State, verb rune) { _, _ = io.WriteString(f, (&c).String()) }
