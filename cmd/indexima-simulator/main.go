@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,16 +18,21 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stderr, nil)
+	stop()
+	os.Exit(code)
 }
 
-func run(args []string) int {
+// run serves until ctx ends; ready (if not nil) gets the console URL once it
+// listens. It returns the process exit code.
+func run(ctx context.Context, args []string, logOut io.Writer, ready func(url string)) int {
 	o, err := parseFlags(args)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "indexima-simulator:", err)
+		fmt.Fprintln(logOut, "indexima-simulator:", err)
 		return 2
 	}
-	logger := log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
+	logger := log.NewLogfmtLogger(log.NewSyncWriter(logOut))
 	logger = level.NewFilter(logger, level.Allow(level.ParseDefault(o.logLevel, level.InfoValue())))
 	logger = log.With(logger, "ts", log.DefaultTimestampUTC)
 
@@ -52,9 +58,9 @@ func run(args []string) int {
 	level.Info(logger).Log("msg", "simulated console listening", "url", sim.URL(),
 		"nodes", len(cfg.Nodes), "users", fmt.Sprint(users), "auth", len(cfg.Users) > 0,
 		"rate", o.rate, "speed", o.speed, "scenario", o.scenario)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if ready != nil {
+		ready(sim.URL())
+	}
 	if o.scenario == "lively" {
 		simulator.StartLively(ctx, sim, simulator.LivelyConfig{Clock: clock, Seed: o.seed,
 			Every: o.every, Logger: logger})

@@ -13,9 +13,8 @@ import (
 // API, is never subject to injected faults, and is meant for loopback use.
 // It is served only after EnableAdmin.
 
-// EnableAdmin makes the server answer the /sim/ admin API too. Call it
-// before Start.
-func (s *Simulator) EnableAdmin() { s.admin = true }
+// EnableAdmin makes the server answer the /sim/ admin API too.
+func (s *Simulator) EnableAdmin() { s.admin.Store(true) }
 
 // AdminHandler serves only the admin API (for callers that mount it
 // themselves, e.g. on another listener).

@@ -62,7 +62,7 @@ func route(method, path string) (string, []string) {
 }
 
 func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.admin && strings.HasPrefix(r.URL.Path, "/sim/") {
+	if s.admin.Load() && strings.HasPrefix(r.URL.Path, "/sim/") {
 		s.serveAdmin(w, r)
 		return
 	}

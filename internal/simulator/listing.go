@@ -3,6 +3,7 @@ package simulator
 import (
 	"net/http"
 	"strconv"
+	"sync"
 )
 
 // listingQuery selects the reqs of a listing: events with lo <= date <= hi
@@ -48,12 +49,17 @@ func (n *node) collect(q listingQuery, now int64, scratch []Event) (reqs, runnin
 	return reqs, n.runningAt(now)
 }
 
+var scratchPool = sync.Pool{New: func() any { e := make([]Event, 0, 256); return &e }}
+
 func (s *Simulator) serveListing(w http.ResponseWriter, r *http.Request, n *node, q listingQuery) {
 	bp := bufPool.Get().(*[]byte)
+	sp := scratchPool.Get().(*[]Event)
 	now := s.lockNode(n)
-	reqs, runnings := n.collect(q, now, nil)
-	body := appendListing((*bp)[:0], reqs, runnings, now, s.cfg.Pretty)
+	reqs, runnings := n.collect(q, now, *sp)
 	n.mu.Unlock()
+	body := appendListing((*bp)[:0], reqs, runnings, now, s.cfg.Pretty)
+	*sp = reqs[:0]
+	scratchPool.Put(sp)
 	s.writeJSON(w, r, http.StatusOK, body)
 	*bp = body[:0]
 	bufPool.Put(bp)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +22,7 @@ type Simulator struct {
 	faults faultState
 	st     statsState
 
-	admin bool // serve the /sim/ admin API too (EnableAdmin)
+	admin atomic.Bool // serve the /sim/ admin API too (EnableAdmin)
 
 	// Serving. The listener can be closed and reopened on the same address
 	// (the console Down fault) while the http.Server lives on.

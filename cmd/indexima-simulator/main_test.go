@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestFlagsToConfig(t *testing.T) {
+	o, err := parseFlags([]string{"--node", "db1:9999", "--node", "db2:10000", "--user", "a:b:c",
+		"--user", "ops:pw", "--static-token", "T", "--token-lifetime", "30m", "--rate", "2.5",
+		"--listing-cap", "100", "--max-limit", "50", "--location", "Europe/Paris", "--refusal-status", "403"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.config(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Nodes) != 2 || cfg.Nodes[1].Key() != "db2:10000" {
+		t.Errorf("nodes: %+v", cfg.Nodes)
+	}
+	if cfg.Users["a"] != "b:c" || cfg.Users["ops"] != "pw" || len(cfg.Users) != 2 {
+		t.Errorf("users: %d entries", len(cfg.Users))
+	}
+	if cfg.TokenLifetime != 30*time.Minute || cfg.Rate != 2.5 || cfg.ListingCap != 100 ||
+		cfg.MaxLimit != 50 || cfg.Location.String() != "Europe/Paris" || cfg.RefusalStatus != 403 ||
+		len(cfg.StaticTokens) != 1 {
+		t.Errorf("config: %+v", cfg)
+	}
+
+	o, _ = parseFlags([]string{"--nodes", "4"})
+	cfg, _ = o.config(nil)
+	if len(cfg.Nodes) != 4 || cfg.Nodes[3].Key() != "indexima-core-4:9999" || cfg.Users["monitor"] != "monitor" {
+		t.Errorf("defaults: %+v", cfg)
+	}
+	o, _ = parseFlags([]string{"--no-auth"})
+	if cfg, _ = o.config(nil); len(cfg.Users) != 0 {
+		t.Errorf("--no-auth kept users")
+	}
+
+	for _, bad := range [][]string{{"--user", "nopassword"}, {"--node", "nohostport"}, {"--nodes", "0"},
+		{"--location", "Mars/Olympus"}, {"--refusal-status", "42"}} {
+		o, err := parseFlags(bad)
+		if err == nil {
+			_, err = o.config(nil)
+		}
+		if err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	if _, err := parseFlags([]string{"--scenario", "chaos"}); err == nil {
+		t.Error("unknown scenario accepted")
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestRunServesUntilCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	urls := make(chan string, 1)
+	codes := make(chan int, 1)
+	var logs syncBuffer
+	go func() {
+		codes <- run(ctx, []string{"--listen", "127.0.0.1:0", "--nodes", "2", "--user", "monitor:pa55word",
+			"--speed", "600", "--scenario", "lively", "--rate", "1"}, &logs, func(u string) { urls <- u })
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case code := <-codes:
+		t.Fatalf("run exited %d: %s", code, logs.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("not listening")
+	}
+	resp, err := http.Post(url+"/api/login", "application/json", strings.NewReader(`{"name":"monitor","password":"pa55word"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sess struct{ ID string }
+	err = json.NewDecoder(resp.Body).Decode(&sess)
+	resp.Body.Close()
+	if err != nil || len(sess.ID) != 64 {
+		t.Fatalf("login: %v %q", err, sess.ID)
+	}
+	req, _ := http.NewRequest("GET", url+"/api/monitor/get/events", nil)
+	req.Header.Set("Authorization", sess.ID)
+	req.Header.Set("Monitor-Target-Host", "indexima-core-2")
+	req.Header.Set("Monitor-Target-Port", "9999")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"CLUSTER_START"`) {
+		t.Fatalf("events: %d %.200s", resp.StatusCode, body)
+	}
+	resp, err = http.Get(url + "/sim/stats")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("admin API: %v", err)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case code := <-codes:
+		if code != 0 {
+			t.Errorf("exit code %d", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+	if strings.Contains(logs.String(), "pa55word") {
+		t.Error("the password reached the logs")
+	}
+}
