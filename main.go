@@ -1,19 +1,13 @@
-// Command indexima_exporter: placeholder until the app lands; it pins the
-// dependencies every package of the exporter uses.
+// Command indexima_exporter exports the events of Indexima clusters as
+// Prometheus metrics. The program lives in internal/app; main only runs it.
 package main
 
 import (
-	_ "github.com/alecthomas/kingpin/v2"
-	_ "github.com/go-kit/log/level"
-	_ "github.com/prometheus/client_golang/prometheus/promhttp"
-	_ "github.com/prometheus/common/promslog"
-	_ "github.com/prometheus/common/version"
-	_ "github.com/prometheus/exporter-toolkit/web"
-	_ "github.com/prometheus/exporter-toolkit/web/kingpinflag"
-	_ "github.com/tjhop/slog-gokit"
-	_ "go.yaml.in/yaml/v3"
+	"os"
 
-	_ "github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/internal/app"
 )
 
-func main() {}
+func main() {
+	os.Exit(app.Run(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,55 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/common/version"
+
+	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/config"
+)
+
+// clientBuilder turns a configuration into the collector's clusters, one
+// console client per cluster.
+type clientBuilder struct {
+	observer apiclient.Observer
+	logger   log.Logger
+}
+
+func (b clientBuilder) build(cfg *config.Config) ([]collector.Cluster, error) {
+	out := make([]collector.Cluster, 0, len(cfg.Clusters))
+	for _, c := range cfg.Clusters {
+		logger := b.logger
+		if c.Name != "" {
+			logger = log.With(logger, "cluster", c.Name)
+		}
+		client, err := apiclient.New(apiclient.Config{
+			URL:       c.Console.URL,
+			Username:  c.Console.Username,
+			Password:  c.Console.Password,
+			Timeout:   c.Console.Timeout,
+			TLS:       c.Console.TLSConfig,
+			Observer:  b.observer,
+			Logger:    logger,
+			UserAgent: Name + "/" + version.Version,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", clusterName(c.Name), err)
+		}
+		nodes := make([]collector.Node, 0, len(c.Nodes))
+		for _, n := range c.Nodes {
+			nodes = append(nodes, collector.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}})
+		}
+		out = append(out, collector.Cluster{Name: c.Name, Client: client, Nodes: nodes})
+	}
+	return out, nil
+}
+
+func clusterName(name string) string {
+	if name == "" {
+		return "console"
+	}
+	return fmt.Sprintf("cluster %q", name)
+}

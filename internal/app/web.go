@@ -1,0 +1,86 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// newHandler routes the exporter's HTTP endpoints.
+func newHandler(reg *prometheus.Registry, metricsPath string, r *reloader, logger log.Logger) (http.Handler, error) {
+	mux := http.NewServeMux()
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:      promLogger{logger},
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(reg, metrics))
+	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "Healthy.\n")
+	})
+	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if r.config() == nil {
+			http.Error(w, "Not ready: no configuration loaded yet.", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "Ready.\n")
+	})
+	mux.HandleFunc("/-/reload", func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodPost && req.Method != http.MethodPut {
+			w.Header().Set("Allow", "POST, PUT")
+			http.Error(w, "Use POST to reload the configuration.", http.StatusMethodNotAllowed)
+			return
+		}
+		if err := r.reload(); err != nil {
+			// Config errors never hold secrets (see package config).
+			http.Error(w, "Configuration refused, the previous one stays in force: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		cfg := r.config()
+		fmt.Fprintf(w, "Configuration reloaded: %d cluster(s), %d node(s).\n", len(cfg.Clusters), cfg.NodeCount())
+	})
+	mux.HandleFunc("/config", func(w http.ResponseWriter, _ *http.Request) {
+		cfg := r.config()
+		if cfg == nil {
+			http.Error(w, "No configuration loaded yet.", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, cfg.String()) // secrets marshal as <secret>
+	})
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "Indexima Exporter",
+		Description: "Prometheus exporter for the events of Indexima clusters",
+		Version:     version.Info(),
+		Links: []web.LandingLinks{
+			{Address: metricsPath, Text: "Metrics"},
+			{Address: "/-/healthy", Text: "Health", Description: "200 while the exporter runs"},
+			{Address: "/-/ready", Text: "Readiness", Description: "200 once a configuration is loaded"},
+			{Address: "/config", Text: "Configuration", Description: "the configuration in force, secrets hidden; POST /-/reload or SIGHUP reloads it"},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/" {
+			http.NotFound(w, req)
+			return
+		}
+		landing.ServeHTTP(w, req)
+	})
+	return mux, nil
+}
+
+// promLogger hands promhttp's errors (a collector failing) to go-kit.
+type promLogger struct{ logger log.Logger }
+
+func (l promLogger) Println(v ...any) {
+	level.Error(l.logger).Log("msg", "error serving metrics", "err", fmt.Sprint(v...))
+}
