@@ -29,6 +29,8 @@ type env struct {
 	nodes []string // simulator node keys, also the node label values
 	// timeout of the clients made by client(); 0: 5s.
 	timeout time.Duration
+	// observer of the clients made by client(); may be nil.
+	observer apiclient.Observer
 	// baseline is each node's `last` at first contact (its now then), and
 	// high its highest now seen by a scrape (a shifted clock goes back).
 	baseline map[string]int64
@@ -80,7 +82,8 @@ func newEnv(t *testing.T, cfg simulator.Config, nodes int, opts Options) *env {
 // client returns a real client of the simulator's console.
 func (e *env) client() *apiclient.Client {
 	c, err := apiclient.New(apiclient.Config{URL: e.sim.URL(), Username: "exporter",
-		Password: promconfig.Secret("s3cret"), Timeout: cmp.Or(e.timeout, 5*time.Second)})
+		Password: promconfig.Secret("s3cret"), Timeout: cmp.Or(e.timeout, 5*time.Second),
+		Observer: e.observer})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -242,4 +245,6 @@ func l(kv ...string) map[string]string {
 	return m
 }
 
-func apiClientNode(host string, port int) apiclient.Node { return apiclient.Node{Host: host, Port: port} }
+func apiClientNode(host string, port int) apiclient.Node {
+	return apiclient.Node{Host: host, Port: port}
+}

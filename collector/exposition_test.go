@@ -1,0 +1,171 @@
+package collector
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+// The rendered exposition passes promtool's lint: names, units, help texts,
+// _total on counters only.
+func TestExpositionPassesPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("promtool is required in CI: %v", err)
+		}
+		t.Skip("promtool not installed")
+	}
+	e := newEnv(t, simulator.Config{Seed: 1, Rate: 3}, 2, Options{Enabled: map[string]bool{"columns": true}})
+	e.observer = NewAPIObserver(e.reg)
+	e.exp.SetClusters([]Cluster{e.cluster("", e.nodes...)})
+	e.scrape(nil)
+	e.clock.Advance(30 * time.Second)
+	e.sim.ReportNodeDown(e.nodes[0], e.nodes[1])
+	e.clock.Advance(time.Second)
+	mfs := e.scrape(nil)
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"indexima_up", "indexima_events_total", "indexima_event_duration_seconds",
+		"indexima_cluster_state", "indexima_node_down_reports_total", "indexima_exporter_api_requests_total",
+		"indexima_exporter_node_poll_duration_seconds", "indexima_table_columns"} {
+		if !strings.Contains(buf.String(), "# TYPE "+name+" ") {
+			t.Errorf("exposition lacks %s", name)
+		}
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = &buf
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// --collector.NAME / --no-collector.NAME switch sub-collectors, with each
+// one's default.
+func TestRegisterFlags(t *testing.T) {
+	app := kingpin.New("test", "")
+	get := RegisterFlags(app)
+	if _, err := app.Parse([]string{"--no-collector.version", "--collector.columns"}); err != nil {
+		t.Fatal(err)
+	}
+	got := get()
+	want := map[string]bool{"events": true, "version": false, "hyperindexes": true, "tables": true, "columns": true}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("collector %s = %v, want %v", k, got[k], v)
+		}
+	}
+	app2 := kingpin.New("test", "")
+	get2 := RegisterFlags(app2)
+	if _, err := app2.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if get2()["columns"] || !get2()["events"] {
+		t.Errorf("defaults wrong: %v", get2())
+	}
+}
+
+// The exporter's own API metrics are fed through the observer.
+func TestAPIObserver(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	o := NewAPIObserver(reg)
+	o.ObserveLogin("success")
+	o.ObserveRequest("lastevents", "200", 20*time.Millisecond)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := metrics(mfs)
+	if got := m.value(t, "indexima_exporter_api_requests_total", l("endpoint", "lastevents", "code", "200")); got != 1 {
+		t.Errorf("requests = %v", got)
+	}
+	if got := m.value(t, "indexima_exporter_api_request_duration_seconds", l("endpoint", "lastevents")); got != 1 {
+		t.Errorf("duration observations = %v", got)
+	}
+	if got := m.value(t, "indexima_exporter_logins_total", l("result", "success")); got != 1 {
+		t.Errorf("logins = %v", got)
+	}
+	if got := m.value(t, "indexima_exporter_logins_total", l("result", "failure")); got != 0 {
+		t.Errorf("failed logins = %v", got)
+	}
+}
+
+// A single node can be collected alone (for /probe), sharing the polls.
+func TestNodeCollector(t *testing.T) {
+	e := newEnv(t, simulator.Config{Seed: 6, Rate: 2}, 2, Options{})
+	e.scrape(nil)
+	c, ok := e.exp.NodeCollector("", e.nodes[1])
+	if !ok {
+		t.Fatal("node not found")
+	}
+	if _, ok := e.exp.NodeCollector("", "nope:1"); ok {
+		t.Error("unknown node found")
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	e.clock.Advance(5 * time.Second)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := metrics(mfs)
+	if len(m.series("indexima_up", l("node", e.nodes[0]))) != 0 || m.value(t, "indexima_up", l("node", e.nodes[1])) != 1 {
+		t.Errorf("probe output is not that one node")
+	}
+	m = e.scrape(nil)
+	e.checkTruth(m, nil)
+}
+
+// Node state survives a JSON round trip: a new exporter restored from it
+// goes on counting without a new baseline and without replay.
+func TestSnapshotRestore(t *testing.T) {
+	e := newEnv(t, simulator.Config{Seed: 8, Rate: 3}, 2, Options{})
+	e.scrape(nil)
+	e.sim.Append(e.nodes[0], simulator.Event{Type: simulator.TableLoaded, Duration: 120_000, Comment: "slow.t"})
+	e.clock.Advance(20 * time.Second)
+	e.scrape(nil)
+	raw, err := json.Marshal(e.exp.snapshotState())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved savedState
+	if err := json.Unmarshal(raw, &saved); err != nil {
+		t.Fatal(err)
+	}
+	exp2, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp2.SetClusters([]Cluster{e.cluster("", e.nodes...)})
+	if got := exp2.restoreState(saved); got != 2 {
+		t.Fatalf("restored %d nodes, want 2", got)
+	}
+	e.exp = exp2
+	e.reg = prometheus.NewRegistry()
+	e.reg.MustRegister(exp2)
+	var m metrics
+	for i := 0; i < 10; i++ {
+		e.clock.Advance(15 * time.Second)
+		m = e.scrape(nil)
+	}
+	e.checkTruth(m, nil)
+	if got := m.value(t, "indexima_events_total", l("node", e.nodes[0], "event", "TABLE_LOADED")); got < 1 {
+		t.Errorf("pending running event lost across restore")
+	}
+}
