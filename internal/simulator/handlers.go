@@ -167,7 +167,7 @@ func (s *Simulator) serveNode(w http.ResponseWriter, r *http.Request, n *node, n
 		if !ok {
 			return
 		}
-		if s.cfg.ExclusiveSince {
+		if s.cfg.ExclusiveSince && t < maxInt64 {
 			t++
 		}
 		s.serveListing(w, r, n, listingQuery{lo: t, hi: maxInt64, limit: s.cfg.ListingCap})

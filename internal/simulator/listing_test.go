@@ -78,6 +78,11 @@ func TestLastEventsSinceIsInclusive(t *testing.T) {
 		if *l.Last != ms(at.Add(time.Minute)) {
 			t.Errorf("last = %d, want the clock %d", *l.Last, ms(at.Add(time.Minute)))
 		}
+		for _, far := range []string{"9223372036854775807", itoa(ms(at.Add(time.Minute)) + 1)} {
+			if l := listing(t, s, tok, nodeA, "/api/monitor/get/lastevents/"+far); len(l.Reqs) != 0 {
+				t.Errorf("exclusive=%v: lastevents/%s lists %v", exclusive, far, comments(l.Reqs))
+			}
+		}
 	}
 }
 
