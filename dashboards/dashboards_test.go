@@ -267,9 +267,9 @@ func TestProvisioning(t *testing.T) {
 			} `yaml:"options"`
 		} `yaml:"providers"`
 	}
-	readYAMLFile(t, filepath.Join("provisioning", "dashboards.yml"), &dash)
+	readYAMLFile(t, filepath.Join("provisioning", "dashboards", "dashboards.yml"), &dash)
 	if dash.APIVersion != 1 || len(dash.Providers) == 0 {
-		t.Fatalf("provisioning/dashboards.yml: want apiVersion 1 and a provider, got %+v", dash)
+		t.Fatalf("provisioning/dashboards/dashboards.yml: want apiVersion 1 and a provider, got %+v", dash)
 	}
 	for _, p := range dash.Providers {
 		if p.Type != "file" || p.Options.Path != "/var/lib/grafana/dashboards" {
@@ -284,9 +284,9 @@ func TestProvisioning(t *testing.T) {
 			URL  string `yaml:"url"`
 		} `yaml:"datasources"`
 	}
-	readYAMLFile(t, filepath.Join("provisioning", "datasources.yml"), &src)
+	readYAMLFile(t, filepath.Join("provisioning", "datasources", "datasources.yml"), &src)
 	if src.APIVersion != 1 || len(src.Datasources) == 0 || src.Datasources[0].Type != "prometheus" || src.Datasources[0].URL == "" {
-		t.Fatalf("provisioning/datasources.yml: want apiVersion 1 and a prometheus data source with a URL, got %+v", src)
+		t.Fatalf("provisioning/datasources/datasources.yml: want apiVersion 1 and a prometheus data source with a URL, got %+v", src)
 	}
 }
 
