@@ -85,7 +85,8 @@ func checkHardened(t *testing.T, w object) {
 }
 
 // checkConfigWiring follows a workload's --config.file to its ConfigMap and
-// each password_file of that configuration to a mounted Secret key, then
+// each file of that configuration (password_file, TLS files) to a mounted
+// volume (and a password_file to a key of its Secret), then
 // parses the configuration with the exporter's own config package (the
 // Secret mounts replaced by temporary files). secretsMayBeExternal allows a
 // Secret that is not among objs (Helm's existingSecret).
@@ -136,26 +137,29 @@ func checkConfigWiring(t *testing.T, objs []object, w object, secretsMayBeExtern
 	}
 	tmp := t.TempDir()
 	replacements := []string{}
-	for _, pf := range passwordFiles(doc) {
-		sm, ok := mounts[path.Dir(pf)]
-		if !ok || sm.secret == "" {
-			t.Errorf("%s: password_file %s is not in a mounted Secret (mounts %v)", name, pf, mounts)
+	for _, ref := range fileRefs(doc) {
+		dir := path.Dir(ref)
+		vm, ok := mounts[dir]
+		if !ok {
+			t.Errorf("%s: %s is in no mounted volume (mounts %v)", name, ref, mounts)
 			continue
 		}
-		if secrets := byKind(objs, "Secret"); !secretsMayBeExternal || len(secrets) > 0 {
-			s := find(t, objs, "Secret", sm.secret)
-			if dig(s, "data", path.Base(pf)) == nil && dig(s, "stringData", path.Base(pf)) == nil {
-				t.Errorf("%s: Secret %s has no key %s (password_file %s)", name, sm.secret, path.Base(pf), pf)
+		if vm.secret != "" && (!secretsMayBeExternal || len(byKind(objs, "Secret")) > 0) {
+			s := find(t, objs, "Secret", vm.secret)
+			if dig(s, "data", path.Base(ref)) == nil && dig(s, "stringData", path.Base(ref)) == nil {
+				t.Errorf("%s: Secret %s has no key %s (for %s)", name, vm.secret, path.Base(ref), ref)
 			}
 		}
-		local := filepath.Join(tmp, sm.secret)
+		// The configuration is parsed with each mounted directory replaced by a
+		// local one holding placeholder files.
+		local := filepath.Join(tmp, strings.ReplaceAll(strings.Trim(dir, "/"), "/", "_"))
 		if err := os.MkdirAll(local, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(local, path.Base(pf)), []byte("test-password\n"), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(local, path.Base(ref)), []byte("placeholder\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		replacements = append(replacements, path.Dir(pf), local)
+		replacements = append(replacements, dir+"/", local+"/")
 	}
 	parsed := strings.NewReplacer(replacements...).Replace(text)
 	if _, err := config.Parse([]byte(parsed), tmp); err != nil {
@@ -163,21 +167,22 @@ func checkConfigWiring(t *testing.T, objs []object, w object, secretsMayBeExtern
 	}
 }
 
-// passwordFiles returns every password_file value in a decoded configuration.
-func passwordFiles(v any) []string {
+// fileRefs returns every file a decoded configuration names (password and
+// TLS files), which the pod must have mounted.
+func fileRefs(v any) []string {
 	var out []string
 	switch t := v.(type) {
 	case map[string]any:
 		for k, child := range t {
-			if k == "password_file" {
+			if k == "password_file" || k == "ca_file" || k == "cert_file" || k == "key_file" {
 				out = append(out, str(child))
 				continue
 			}
-			out = append(out, passwordFiles(child)...)
+			out = append(out, fileRefs(child)...)
 		}
 	case []any:
 		for _, child := range t {
-			out = append(out, passwordFiles(child)...)
+			out = append(out, fileRefs(child)...)
 		}
 	}
 	slices.Sort(out)
