@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 		if o.demo {
 			return fail(stderr, exitUsage, "--config.check checks a configuration file; --demo needs none")
 		}
-		return checkConfig(o.configFile, stdout, stderr)
+		return checkConfig(o.configFile, clientBuilder{logger: log.NewNopLogger()}.fileBuilder(o.configFile), stdout, stderr)
 	}
 	if *o.web.WebConfigFile != "" {
 		if err := web.Validate(*o.web.WebConfigFile); err != nil {
@@ -114,6 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 	builder := clientBuilder{observer: collector.NewAPIObserver(reg), logger: log.With(logger, "component", "apiclient")}
 
 	source := func() (*config.Config, error) { return config.Load(o.configFile) }
+	build := builder.fileBuilder(o.configFile)
 	var sim *demo.Demo
 	if o.demo {
 		if sim, err = demo.Start(logger); err != nil {
@@ -122,8 +123,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 		defer sim.Close()
 		demoCfg := sim.Config()
 		source = func() (*config.Config, error) { return demoCfg, nil }
+		build = builder.build
 	}
-	r := newReloader(reg, log.With(logger, "component", "config"), source, builder.build, exporter.SetClusters)
+	r := newReloader(reg, log.With(logger, "component", "config"), source, build, exporter.SetClusters)
 	if err := r.load(); err != nil {
 		return fail(stderr, exitError, "%v", err)
 	}
@@ -225,9 +227,14 @@ func listenProblem(err error) error {
 	return err
 }
 
-// checkConfig is --config.check: one line per problem, or a summary.
-func checkConfig(path string, stdout, stderr io.Writer) int {
+// checkConfig is --config.check: one line per problem, or a summary. It
+// builds the console clients too (TLS files are parsed then), without
+// contacting any console.
+func checkConfig(path string, build func(*config.Config) ([]collector.Cluster, error), stdout, stderr io.Writer) int {
 	cfg, err := config.Load(path)
+	if err == nil {
+		_, err = build(cfg)
+	}
 	if err != nil {
 		var ce *config.Error
 		if errors.As(err, &ce) {

@@ -36,7 +36,7 @@ func (b clientBuilder) build(cfg *config.Config) ([]collector.Cluster, error) {
 			UserAgent: Name + "/" + version.Version,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", clusterName(c.Name), err)
+			return nil, fmt.Errorf("%s: %w", consoleField(c.Name), err)
 		}
 		nodes := make([]collector.Node, 0, len(c.Nodes))
 		for _, n := range c.Nodes {
@@ -47,9 +47,22 @@ func (b clientBuilder) build(cfg *config.Config) ([]collector.Cluster, error) {
 	return out, nil
 }
 
-func clusterName(name string) string {
-	if name == "" {
+// consoleField names the console's place in the file, as config's errors do.
+func consoleField(cluster string) string {
+	if cluster == "" {
 		return "console"
 	}
-	return fmt.Sprintf("cluster %q", name)
+	return "clusters." + cluster + ".console"
+}
+
+// fileBuilder is build for a configuration read from path: its errors name
+// the file like config's own.
+func (b clientBuilder) fileBuilder(path string) func(*config.Config) ([]collector.Cluster, error) {
+	return func(cfg *config.Config) ([]collector.Cluster, error) {
+		clusters, err := b.build(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("config file %q: %w", path, err)
+		}
+		return clusters, nil
+	}
 }
