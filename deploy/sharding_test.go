@@ -1,0 +1,286 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const shardAddress = "indexima-exporter-shard-${1}.indexima-exporter-shard.monitoring.svc:9897"
+
+// shardedPrometheusConfig returns prometheus.yml of the sharded example.
+func shardedPrometheusConfig(t *testing.T) string {
+	t.Helper()
+	cm := find(t, readObjects(t, "deploy/kubernetes/sharded/prometheus-configmap.yaml"), "ConfigMap", "prometheus-indexima-shards")
+	cfg := str(dig(cm, "data", "prometheus.yml"))
+	if cfg == "" {
+		t.Fatal("prometheus-configmap.yaml has no prometheus.yml")
+	}
+	return cfg
+}
+
+func TestShardedPrometheusConfigChecks(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "prometheus.yml")
+	if err := os.WriteFile(f, []byte(shardedPrometheusConfig(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, time.Minute, repoRoot(t), tool(t, "promtool"), "check", "config", f)
+}
+
+// TestShardedModulusMatchesReplicas: with a modulus above the replica count
+// some targets go to a replica that does not exist; below it, one idles.
+func TestShardedModulusMatchesReplicas(t *testing.T) {
+	sts := find(t, readObjects(t, "deploy/kubernetes/sharded/statefulset.yaml"), "StatefulSet", "indexima-exporter-shard")
+	var cfg object
+	if err := yaml.Unmarshal([]byte(shardedPrometheusConfig(t)), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	job := probeJob(t, cfg)
+	var modulus any
+	for _, r := range asList(job["relabel_configs"]) {
+		if dig(r, "action") == "hashmod" {
+			modulus = dig(r, "modulus")
+		}
+	}
+	if modulus == nil || modulus != dig(sts, "spec", "replicas") {
+		t.Fatalf("hashmod modulus %v != StatefulSet replicas %v", modulus, dig(sts, "spec", "replicas"))
+	}
+}
+
+func probeJob(t *testing.T, cfg object) object {
+	t.Helper()
+	for _, j := range asList(cfg["scrape_configs"]) {
+		if dig(j, "metrics_path") == "/probe" {
+			return j.(object)
+		}
+	}
+	t.Fatal("no scrape job with metrics_path /probe")
+	return nil
+}
+
+// TestShardedRelabellingSpreadsTargets runs a real Prometheus on the example
+// configuration, with only the shard host names replaced by loopback
+// listeners standing in for the two replicas, and checks what each replica is
+// asked: /probe with the node as target and its cluster as module, every node
+// on exactly one replica, and both replicas used.
+func TestShardedRelabellingSpreadsTargets(t *testing.T) {
+	prometheus := tool(t, "prometheus")
+	text := shardedPrometheusConfig(t)
+	if !strings.Contains(text, shardAddress) {
+		t.Fatalf("prometheus.yml no longer routes to %s", shardAddress)
+	}
+	prefix, listeners := shardListeners(t)
+	shards := make([]*probeRecorder, len(listeners))
+	for i, l := range listeners {
+		shards[i] = &probeRecorder{seen: map[string]string{}}
+		srv := &http.Server{Handler: shards[i], ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+	}
+	text = strings.ReplaceAll(text, shardAddress, fmt.Sprintf("127.0.0.1:%d${1}", prefix))
+
+	var cfg object
+	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	job := probeJob(t, cfg)
+	// Scrape at once and often; keep only the /probe job (the other resolves
+	// cluster DNS names, which have no meaning here).
+	cfg["global"] = object{"scrape_interval": "1s", "scrape_timeout": "1s"}
+	cfg["scrape_configs"] = []any{job}
+	want := map[string]string{} // target -> module
+	for _, sc := range asList(job["static_configs"]) {
+		for _, target := range stringList(dig(sc, "targets")) {
+			want[target] = str(dig(sc, "labels", "__param_module"))
+		}
+	}
+	if len(want) < 2 {
+		t.Fatalf("the example has %d targets; sharding needs several", len(want))
+	}
+
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgFile, toYAML(t, cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startPrometheus(t, prometheus, cfgFile, dir)
+
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := map[string]int{}
+		for _, s := range shards {
+			for target := range s.snapshot() {
+				got[target]++
+			}
+		}
+		if len(got) == len(want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 60s the replicas were asked for %d of %d targets: %v", len(got), len(want), got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	owner := map[string]int{}
+	for i, s := range shards {
+		seen := s.snapshot()
+		if len(seen) == 0 {
+			t.Errorf("replica %d was asked for no target: the example does not spread", i)
+		}
+		if bad, ok := s.badRequest(); ok {
+			t.Errorf("replica %d got a request other than /probe?target=&module=: %s", i, bad)
+		}
+		for target, module := range seen {
+			if w, ok := want[target]; !ok || w != module {
+				t.Errorf("replica %d asked for target %q module %q; the example has module %q", i, target, module, w)
+			}
+			if prev, dup := owner[target]; dup {
+				t.Errorf("target %s probed by replicas %d and %d: its events would be counted twice", target, prev, i)
+			}
+			owner[target] = i
+		}
+	}
+}
+
+// shardListeners opens two loopback listeners on ports P0 and P1 (P chosen
+// free), so that one replacement "127.0.0.1:P${1}" addresses either.
+func shardListeners(t *testing.T) (int, []net.Listener) {
+	t.Helper()
+	for attempt := 0; attempt < 50; attempt++ {
+		probe, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := probe.Addr().(*net.TCPAddr).Port / 10
+		probe.Close()
+		if prefix < 1024 || prefix*10+1 > 65535 {
+			continue
+		}
+		var ls []net.Listener
+		for i := 0; i < 2; i++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d%d", prefix, i))
+			if err != nil {
+				break
+			}
+			ls = append(ls, l)
+		}
+		if len(ls) == 2 {
+			t.Cleanup(func() { ls[0].Close(); ls[1].Close() })
+			return prefix, ls
+		}
+		for _, l := range ls {
+			l.Close()
+		}
+	}
+	t.Fatal("no free pair of loopback ports P0, P1 in 50 attempts")
+	return 0, nil
+}
+
+// probeRecorder stands in for an exporter replica: it records the probes.
+type probeRecorder struct {
+	mu   sync.Mutex
+	seen map[string]string // target -> module
+	bad  string
+}
+
+func (p *probeRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p.mu.Lock()
+	if r.URL.Path != "/probe" || q.Get("target") == "" || q.Get("module") == "" {
+		p.bad = r.URL.String()
+	} else {
+		p.seen[q.Get("target")] = q.Get("module")
+	}
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	fmt.Fprintln(w, "indexima_up 1")
+}
+
+func (p *probeRecorder) snapshot() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]string, len(p.seen))
+	for k, v := range p.seen {
+		out[k] = v
+	}
+	return out
+}
+
+func (p *probeRecorder) badRequest() (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bad, p.bad != ""
+}
+
+// startPrometheus runs prometheus on a free loopback port until the test
+// ends, and waits until it is ready.
+func startPrometheus(t *testing.T, bin, cfgFile, dir string) string {
+	t.Helper()
+	addr := freeLoopbackAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin,
+		"--config.file="+cfgFile,
+		"--web.listen-address="+addr,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+	)
+	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		logFile.Close()
+	})
+	waitHTTP(t, "http://"+addr+"/-/ready", 30*time.Second, func() string {
+		b, _ := os.ReadFile(logFile.Name())
+		return string(b)
+	})
+	return addr
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// waitHTTP polls url until it answers 200 or the deadline passes.
+func waitHTTP(t *testing.T, url string, within time.Duration, diag func() string) {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(within)
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after %s (last: %v)\n%s", url, within, err, diag())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
