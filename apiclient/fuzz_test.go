@@ -69,10 +69,7 @@ func strictListing(data []byte) (*Listing, bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var top any
-	if dec.Decode(&top) != nil || dec.More() || hasDuplicateKeys(data) {
-		return nil, false
-	}
-	if _, err := dec.Token(); err == nil {
+	if !json.Valid(data) || dec.Decode(&top) != nil || hasDuplicateKeys(data) {
 		return nil, false
 	}
 	obj, ok := top.(map[string]any)

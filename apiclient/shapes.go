@@ -24,7 +24,7 @@ func parseJSON(data []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%w: %v", errNotJSON, err)
 	}
-	if _, err := dec.Token(); err == nil {
+	if !json.Valid(data) {
 		return nil, fmt.Errorf("%w: unexpected data after the first value", errNotJSON)
 	}
 	return v, nil
