@@ -108,7 +108,15 @@ func TestBurstAtOneMillisecond(t *testing.T) {
 // contact), are counted once, when they complete; meanwhile they show in
 // indexima_events_running.
 func TestLongRunningEvents(t *testing.T) {
-	e := newEnv(t, simulator.Config{}, 1, Options{})
+	for _, countRunning := range []bool{false, true} {
+		t.Run(map[bool]string{false: "count completed", true: "count includes running"}[countRunning], func(t *testing.T) {
+			testLongRunningEvents(t, simulator.Config{CountRunning: countRunning})
+		})
+	}
+}
+
+func testLongRunningEvents(t *testing.T, cfg simulator.Config) {
+	e := newEnv(t, cfg, 1, Options{})
 	n := e.nodes[0]
 	e.sim.Append(n, simulator.Event{Type: simulator.TableLoaded, Date: e.nowMS() - 60_000, Duration: 10 * 60_000, Comment: "big.table"})
 	m := e.scrape(nil)

@@ -17,6 +17,9 @@ func TestNodeFaultThenRecovery(t *testing.T) {
 		"status 502":     {Status: 502},
 		"malformed json": {Body: simulator.BodyMalformedJSON},
 		"truncated gzip": {Body: simulator.BodyTruncatedGzip},
+		"wrong shape":    {Body: simulator.BodyWrongShape},
+		"html page":      {Body: simulator.BodyHTML},
+		"message body":   {Body: simulator.BodyMessage},
 	}
 	for name, f := range faults {
 		t.Run(name, func(t *testing.T) {

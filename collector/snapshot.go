@@ -4,7 +4,10 @@ package collector
 // node (cursor, seen fingerprints, pending running events, counters, state
 // gauges), so a restarted exporter resumes where it stopped instead of
 // taking a new baseline. The file I/O (Options.StateFile) is done by the
-// caller of snapshotState / restoreState; it is not implemented yet.
+// caller of snapshotState / restoreState.
+//
+// TODO(state file): read Options.StateFile at start (restoreState after the
+// first SetClusters) and write it atomically after scrapes and at shutdown.
 type savedState struct {
 	Version int                   `json:"version"`
 	Nodes   map[string]*nodeState `json:"nodes"` // by stateKey
