@@ -75,7 +75,7 @@ func newDescs(withCluster bool) *descs {
 // Exporter-level descriptors (no node, no cluster).
 var (
 	collectorSuccessDesc = prometheus.NewDesc(namespace+"_exporter_collector_success",
-		"1 if the sub-collector produced its metrics for every node this scrape, else 0.", []string{"collector"}, nil)
+		"1 if the sub-collector's data is fresh for every contacted node this scrape (no failed event poll or info call), else 0.", []string{"collector"}, nil)
 	collectorDurationDesc = prometheus.NewDesc(namespace+"_exporter_collector_duration_seconds",
 		"Duration in seconds of the sub-collector's part of this scrape.", []string{"collector"}, nil)
 )

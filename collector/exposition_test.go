@@ -2,7 +2,6 @@ package collector
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -140,12 +139,8 @@ func TestSnapshotRestore(t *testing.T) {
 	e.sim.Append(e.nodes[0], simulator.Event{Type: simulator.TableLoaded, Duration: 120_000, Comment: "slow.t"})
 	e.clock.Advance(20 * time.Second)
 	e.scrape(nil)
-	raw, err := json.Marshal(e.exp.snapshotState())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var saved savedState
-	if err := json.Unmarshal(raw, &saved); err != nil {
+	var file bytes.Buffer
+	if err := e.exp.WriteState(&file); err != nil {
 		t.Fatal(err)
 	}
 	exp2, err := New(Options{})
@@ -153,8 +148,11 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	exp2.SetClusters([]Cluster{e.cluster("", e.nodes...)})
-	if got := exp2.restoreState(saved); got != 2 {
-		t.Fatalf("restored %d nodes, want 2", got)
+	if got, err := exp2.ReadState(&file); err != nil || got != 2 {
+		t.Fatalf("restored %d nodes (%v), want 2", got, err)
+	}
+	if _, err := exp2.ReadState(strings.NewReader(`{"version":99}`)); err == nil {
+		t.Error("state of another format version accepted")
 	}
 	e.exp = exp2
 	e.reg = prometheus.NewRegistry()

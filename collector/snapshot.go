@@ -1,12 +1,18 @@
 package collector
 
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
 // savedState is the content of a state file: the tracking state of every
 // node (cursor, seen fingerprints, pending running events, counters, state
 // gauges), so a restarted exporter resumes where it stopped instead of
-// taking a new baseline. The file I/O (Options.StateFile) is done by the
-// caller of snapshotState / restoreState.
+// taking a new baseline. WriteState / ReadState serialise it; opening,
+// writing and renaming Options.StateFile is left to the caller.
 //
-// TODO(state file): read Options.StateFile at start (restoreState after the
+// TODO(state file): read Options.StateFile at start (ReadState after the
 // first SetClusters) and write it atomically after scrapes and at shutdown.
 type savedState struct {
 	Version int                   `json:"version"`
@@ -60,4 +66,26 @@ func (e *Exporter) restoreState(s savedState) int {
 		}
 	}
 	return restored
+}
+
+// WriteState writes the tracking state of every contacted node as JSON, for
+// a state file (Options.StateFile). Write it to a temporary file and rename
+// it, so a crash never leaves half a state.
+func (e *Exporter) WriteState(w io.Writer) error {
+	return json.NewEncoder(w).Encode(e.snapshotState())
+}
+
+// ReadState restores node states written by WriteState into the configured
+// nodes not contacted yet (call it after the first SetClusters, before the
+// first scrape). It returns the number of nodes restored; states of nodes no
+// longer configured are ignored.
+func (e *Exporter) ReadState(r io.Reader) (int, error) {
+	var s savedState
+	if err := json.NewDecoder(r).Decode(&s); err != nil {
+		return 0, fmt.Errorf("reading exporter state: %w", err)
+	}
+	if s.Version != savedStateVersion {
+		return 0, fmt.Errorf("reading exporter state: format version %d, want %d", s.Version, savedStateVersion)
+	}
+	return e.restoreState(s), nil
 }
