@@ -3,7 +3,8 @@
 # everything is already there (so `make test` stays quick on a warm machine).
 #
 #   apt:  prometheus (promtool), prometheus-alertmanager (amtool), buildah (image
-#         test), docker-compose (validates deploy/docker-compose without a daemon)
+#         test), docker-compose (validates deploy/docker-compose without a daemon),
+#         systemd (systemd-analyze verify of deploy/systemd)
 #   Go:   helm and kubeconform at pinned versions, built into a cache directory
 #         outside the repository:
 #           INDEXIMA_TOOLS_BIN (default $HOME/.cache/indexima_exporter/tools/bin)
@@ -28,6 +29,7 @@ APT_WANTED=(
 	prometheus-alertmanager:amtool
 	buildah:buildah
 	docker-compose:docker-compose
+	systemd:systemd-analyze
 )
 
 missing=()

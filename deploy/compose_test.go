@@ -1,0 +1,198 @@
+package deploy
+
+import (
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const composeDir = "deploy/docker-compose"
+
+// composeConfig returns the stack as docker-compose resolves it (relative
+// paths made absolute), which also validates the file; no daemon needed.
+func composeConfig(t *testing.T) object {
+	t.Helper()
+	r := mustRun(t, time.Minute, filepath.Join(repoRoot(t), composeDir), tool(t, "docker-compose"), "-f", "docker-compose.yml", "config")
+	var cfg object
+	if err := yaml.Unmarshal([]byte(r.stdout), &cfg); err != nil {
+		t.Fatalf("docker-compose config output: %v", err)
+	}
+	return cfg
+}
+
+// binds returns a service's bind mounts as target -> absolute source.
+func binds(t *testing.T, svc any) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, v := range asList(dig(svc, "volumes")) {
+		var src, dst string
+		switch m := v.(type) {
+		case string:
+			parts := strings.Split(m, ":")
+			if len(parts) < 2 {
+				continue
+			}
+			src, dst = parts[0], parts[1]
+		case object:
+			if m["type"] != "bind" {
+				continue
+			}
+			src, dst = str(m["source"]), str(m["target"])
+		}
+		if filepath.IsAbs(src) {
+			out[dst] = src
+		}
+	}
+	return out
+}
+
+func TestComposeStack(t *testing.T) {
+	root := repoRoot(t)
+	cfg := composeConfig(t)
+	services, _ := cfg["services"].(object)
+	for _, name := range []string{"exporter", "prometheus", "alertmanager", "grafana"} {
+		if services[name] == nil {
+			t.Fatalf("service %s missing (services: %v)", name, services)
+		}
+	}
+
+	// Every bind mount exists: a moved file or directory would otherwise
+	// show up only as an empty directory in the container.
+	for name, svc := range services {
+		for dst, src := range binds(t, svc) {
+			if _, err := os.Stat(src); err != nil {
+				t.Errorf("%s: bind mount %s -> %s: %v", name, src, dst, err)
+			}
+		}
+	}
+
+	// The exporter is built from this repository, in demo mode, on its port.
+	exp := services["exporter"]
+	if ctx := str(dig(exp, "build", "context")); filepath.Clean(ctx) != root {
+		t.Errorf("exporter build context %q, want the repository root %q", ctx, root)
+	}
+	if _, err := os.Stat(filepath.Join(root, str(dig(exp, "build", "dockerfile")))); err != nil {
+		t.Errorf("exporter dockerfile: %v", err)
+	}
+	if cmd := stringList(dig(exp, "command")); !slices.Contains(cmd, "--demo") {
+		t.Errorf("exporter command %v lacks --demo", cmd)
+	}
+	if ports := strings.Join(stringList(dig(exp, "ports")), " "); !strings.Contains(ports, ":"+strconv.Itoa(exporterPort)) {
+		t.Errorf("exporter ports %q do not publish %d", ports, exporterPort)
+	}
+
+	// Prometheus loads the shipped rules.
+	pb := binds(t, services["prometheus"])
+	if got, want := pb["/etc/prometheus/rules"], filepath.Join(root, "deploy", "prometheus", "rules"); got != want {
+		t.Errorf("prometheus rules mount from %q, want %q", got, want)
+	}
+	if pb["/etc/prometheus/prometheus.yml"] == "" {
+		t.Error("prometheus.yml is not mounted")
+	}
+
+	// Grafana: provisioning at its place, dashboards where the provider looks.
+	gb := binds(t, services["grafana"])
+	if got, want := gb["/etc/grafana/provisioning"], filepath.Join(root, "dashboards", "provisioning"); got != want {
+		t.Errorf("grafana provisioning mount from %q, want %q", got, want)
+	}
+	providers := readObjects(t, "dashboards/provisioning/dashboards/*.y*ml")
+	npaths := 0
+	for _, p := range providers {
+		for _, prov := range asList(p["providers"]) {
+			path := str(dig(prov, "options", "path"))
+			npaths++
+			src, ok := gb[path]
+			if !ok {
+				t.Errorf("dashboard provider path %s is not mounted in grafana (mounts %v)", path, gb)
+				continue
+			}
+			if m, _ := filepath.Glob(filepath.Join(src, "*.json")); len(m) == 0 {
+				t.Errorf("dashboard provider path %s is mounted from %s, which holds no dashboard", path, src)
+			}
+		}
+	}
+	if npaths == 0 {
+		t.Error("no dashboard provider in dashboards/provisioning/dashboards")
+	}
+	for _, d := range readObjects(t, "dashboards/provisioning/datasources/*.y*ml") {
+		for _, ds := range asList(d["datasources"]) {
+			checkServiceURL(t, services, "grafana data source "+str(dig(ds, "name")), str(dig(ds, "url")))
+		}
+	}
+}
+
+// checkServiceURL fails unless raw (URL or host:port) names a service of the stack.
+func checkServiceURL(t *testing.T, services object, what, raw string) {
+	t.Helper()
+	hostport := raw
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		hostport = u.Host
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		t.Errorf("%s: %q has no host:port", what, raw)
+		return
+	}
+	if services[host] == nil && host != "localhost" {
+		t.Errorf("%s: %q names no service of the stack", what, raw)
+	}
+	if host == "exporter" && port != strconv.Itoa(exporterPort) {
+		t.Errorf("%s: %q: the exporter listens on %d", what, raw, exporterPort)
+	}
+}
+
+// TestComposePrometheusConfig: the stack's prometheus.yml passes promtool
+// with the shipped rules beside it (as mounted), and its targets are services.
+func TestComposePrometheusConfig(t *testing.T) {
+	root := repoRoot(t)
+	promtool := tool(t, "promtool")
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(root, composeDir, "prometheus.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "deploy", "prometheus", "rules"), filepath.Join(dir, "rules")); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, time.Minute, dir, promtool, "check", "config", "prometheus.yml")
+	if !strings.Contains(r.stdout+r.stderr, "rules found") {
+		t.Errorf("promtool loaded no rule file:\n%s", r)
+	}
+
+	services, _ := composeConfig(t)["services"].(object)
+	var cfg object
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	targets := 0
+	for _, sc := range asList(cfg["scrape_configs"]) {
+		for _, st := range asList(dig(sc, "static_configs")) {
+			for _, target := range stringList(dig(st, "targets")) {
+				checkServiceURL(t, services, "scrape target", target)
+				targets++
+			}
+		}
+	}
+	for _, am := range asList(dig(cfg, "alerting", "alertmanagers")) {
+		for _, st := range asList(dig(am, "static_configs")) {
+			for _, target := range stringList(dig(st, "targets")) {
+				checkServiceURL(t, services, "alertmanager", target)
+				targets++
+			}
+		}
+	}
+	if targets < 2 {
+		t.Errorf("prometheus.yml has %d targets; want the exporter and alertmanager", targets)
+	}
+}
