@@ -8,7 +8,7 @@ import (
 
 // Bounds of the running-event tracking, per node.
 const (
-	pendingCap       = 1000 // running events remembered
+	pendingCap       = 256  // running events remembered (a cluster start runs a few dozen)
 	pendingMaxMisses = 5    // polls a vanished running event is looked up before it is given up
 	lookupsPerPoll   = 20   // lookups of vanished running events per poll (the rest wait)
 	lookupLimit      = 1000 // :limit of a lookup (events starting at one millisecond)
