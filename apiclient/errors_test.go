@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,29 @@ func TestRefused(t *testing.T) {
 	checkError(t, err, KindRefused, EndpointEventAsc)
 	_, err = c.Version(ctx, Node{})
 	checkError(t, err, KindRefused, EndpointVersion)
+}
+
+// TestBombDoesNotExpandInMemory: the simulator's gzip bomb (10 GiB of
+// spaces) is refused at the 64 MiB limit while the process allocates far
+// less than that limit.
+func TestBombDoesNotExpandInMemory(t *testing.T) {
+	sim, _ := newSim(t, nil)
+	c := newClient(t, sim.URL(), nil)
+	ctx := ctxT(t)
+	if err := c.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sim.SetNodeFault(node1.String(), simulator.Fault{Body: simulator.BodyBomb})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := c.Events(ctx, node1)
+	runtime.ReadMemStats(&after)
+	e := checkError(t, err, KindMalformed, EndpointEvents)
+	if !strings.Contains(e.Error(), "limit of 64 MiB") {
+		t.Fatalf("unclear error: %v", e)
+	}
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 16<<20 {
+		t.Fatalf("%d MiB allocated while refusing the bomb", grown>>20)
+	}
 }
