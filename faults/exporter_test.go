@@ -1,0 +1,247 @@
+package faults
+
+import (
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// process is one running indexima_exporter.
+type process struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	addr   string // 127.0.0.1:port
+	scheme string // http or https
+	client *http.Client
+	stderr *syncBuffer
+	stdout *syncBuffer
+	exited chan struct{}
+	err    error // exit error, once exited is closed
+}
+
+// syncBuffer collects a process's output for the test to read while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startOpts tunes startExporter.
+type startOpts struct {
+	args   []string    // extra flags
+	tls    *tls.Config // client TLS for an https listener (--web.config.file)
+	user   string      // basic auth of the readiness probe
+	pass   string
+	noWait bool // do not wait for /-/ready (the caller checks the exit)
+}
+
+// startExporter runs the binary on a free loopback port and waits until it
+// is ready. The port is found by binding :0 and releasing it; if another
+// process takes it in between, the start is retried on a new port.
+func startExporter(t *testing.T, o startOpts) *process {
+	t.Helper()
+	for attempt := 0; attempt < 5; attempt++ {
+		p := launch(t, o)
+		if o.noWait {
+			return p
+		}
+		err := p.waitReady(o.user, o.pass)
+		if err == nil {
+			return p
+		}
+		p.stop()
+		if strings.Contains(p.stderr.String(), "address already in use") {
+			continue
+		}
+		t.Fatalf("exporter not ready: %v\nstderr:\n%s", err, p.stderr.String())
+	}
+	t.Fatal("no free loopback port after 5 attempts")
+	return nil
+}
+
+func launch(t *testing.T, o startOpts) *process {
+	t.Helper()
+	addr := freeAddr(t)
+	args := append([]string{"--web.listen-address=" + addr}, o.args...)
+	p := &process{t: t, addr: addr, scheme: "http", stderr: &syncBuffer{}, stdout: &syncBuffer{},
+		exited: make(chan struct{})}
+	tr := &http.Transport{DisableKeepAlives: false, MaxIdleConnsPerHost: 16}
+	if o.tls != nil {
+		p.scheme = "https"
+		tr.TLSClientConfig = o.tls
+	}
+	p.client = &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	p.cmd = exec.Command(exporterBin, args...)
+	p.cmd.Stderr, p.cmd.Stdout = p.stderr, p.stdout
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("starting the exporter: %v", err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("exporter %s stderr:\n%s", addr, tail(p.stderr.String(), 60))
+		}
+	})
+	return p
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(s, "\n")
+	if len(l) > lines {
+		l = l[len(l)-lines:]
+	}
+	return strings.Join(l, "\n")
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func (p *process) url(path string) string { return p.scheme + "://" + p.addr + path }
+
+// waitReady polls /-/ready until it answers 200, the process exits, or 60 s
+// pass (a -race build on two cores starts slowly).
+func (p *process) waitReady(user, pass string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; time.Now().Before(deadline) && i < 6000; i++ {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("exited: %v", p.err)
+		default:
+		}
+		req, _ := http.NewRequest(http.MethodGet, p.url("/-/ready"), nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := p.client.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return errors.New("not ready within 60s")
+}
+
+// stop ends the process with SIGTERM (a clean shutdown), then SIGKILL if it
+// does not exit within 10 s.
+func (p *process) stop() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// kill ends the process at once, as a crash would.
+func (p *process) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// get fetches path and returns status and body.
+func (p *process) get(path, user, pass string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodGet, p.url(path), nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if user != "" {
+		req.SetBasicAuth(user, pass)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// metricsText scrapes /metrics and fails the test unless it answers 200.
+func (p *process) metricsText() string {
+	p.t.Helper()
+	code, body, err := p.get("/metrics", "", "")
+	if err != nil || code != http.StatusOK {
+		p.t.Fatalf("scrape: %d %v\n%s", code, err, tail(body, 20))
+	}
+	return body
+}
+
+// reloadHTTP posts /-/reload and returns the status and answer.
+func (p *process) reloadHTTP() (int, string) {
+	p.t.Helper()
+	resp, err := p.client.Post(p.url("/-/reload"), "text/plain", nil)
+	if err != nil {
+		p.t.Fatalf("reload: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// sighup sends SIGHUP and waits until the exporter logs the outcome of the
+// reload (a new "configuration reloaded" or "configuration refused" line).
+func (p *process) sighup() string {
+	p.t.Helper()
+	before := strings.Count(p.stderr.String(), "configuration reloaded") +
+		strings.Count(p.stderr.String(), "configuration refused")
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		p.t.Fatalf("SIGHUP: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; time.Now().Before(deadline) && i < 3000; i++ {
+		s := p.stderr.String()
+		if strings.Count(s, "configuration reloaded")+strings.Count(s, "configuration refused") > before {
+			lines := strings.Split(strings.TrimSpace(s), "\n")
+			for j := len(lines) - 1; j >= 0; j-- {
+				if strings.Contains(lines[j], "configuration re") {
+					return lines[j]
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.t.Fatalf("no reload outcome logged after SIGHUP\n%s", tail(p.stderr.String(), 20))
+	return ""
+}

@@ -1,0 +1,117 @@
+package faults
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// scrape is one parsed /metrics answer.
+type scrape map[string]*dto.MetricFamily
+
+// parseMetrics parses the text exposition strictly (legacy metric names),
+// failing the test on any syntax error: a broken exposition is a bug.
+func parseMetrics(t *testing.T, text string) scrape {
+	t.Helper()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("exposition does not parse: %v", err)
+	}
+	return scrape(mfs)
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, lp := range m.GetLabel() {
+		out[lp.GetName()] = lp.GetValue()
+	}
+	return out
+}
+
+func matches(m *dto.Metric, want map[string]string) bool {
+	l := labelsOf(m)
+	for k, v := range want {
+		if l[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func metricValue(m *dto.Metric) float64 {
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
+	}
+	return 0
+}
+
+// value returns the value of the one series of name matching labels.
+func (s scrape) value(name string, labels map[string]string) (float64, bool) {
+	mf := s[name]
+	if mf == nil {
+		return 0, false
+	}
+	for _, m := range mf.GetMetric() {
+		if matches(m, labels) {
+			return metricValue(m), true
+		}
+	}
+	return 0, false
+}
+
+// byLabel returns the values of name matching labels, keyed by label key.
+func (s scrape) byLabel(name string, labels map[string]string, key string) map[string]float64 {
+	out := map[string]float64{}
+	mf := s[name]
+	if mf == nil {
+		return out
+	}
+	for _, m := range mf.GetMetric() {
+		if matches(m, labels) {
+			out[labelsOf(m)[key]] += metricValue(m)
+		}
+	}
+	return out
+}
+
+// nodes returns the node label values present on name.
+func (s scrape) nodes(name string) []string {
+	seen := map[string]bool{}
+	if mf := s[name]; mf != nil {
+		for _, m := range mf.GetMetric() {
+			seen[labelsOf(m)["node"]] = true
+		}
+	}
+	var out []string
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func node(n string) map[string]string { return map[string]string{"node": n} }
+
+func fmtCounts(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%g ", k, m[k])
+	}
+	return strings.TrimSpace(b.String())
+}
