@@ -179,3 +179,7 @@ func (c *Client) collect(ctx context.Context, node Node, q Query) (*Listing, err
 	col.l.Last, col.l.HasLast = info.Last, info.HasLast
 	return &col.l, nil
 }
+
+// CloseIdleConnections releases the client's idle connections to the
+// console, e.g. when a configuration reload replaces the client.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
