@@ -101,7 +101,8 @@ func startExporter(t *testing.T, args ...string) *exporter {
 	if err := e.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { e.exited <- e.cmd.Wait() }()
+	cmd := e.cmd
+	go func() { e.exited <- cmd.Wait() }()
 	t.Cleanup(e.stop)
 
 	deadline := time.Now().Add(30 * time.Second)
