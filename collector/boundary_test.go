@@ -117,6 +117,13 @@ func TestLongRunningEvents(t *testing.T) {
 
 func testLongRunningEvents(t *testing.T, cfg simulator.Config) {
 	e := newEnv(t, cfg, 1, Options{})
+	defer func() {
+		// Events started before the cursor and completed between polls are
+		// only reachable by looking them up.
+		if st := e.sim.Stats(); st.Requests["event_asc"] == 0 {
+			t.Errorf("vanished running events were never looked up: %v", st.Requests)
+		}
+	}()
 	n := e.nodes[0]
 	e.sim.Append(n, simulator.Event{Type: simulator.TableLoaded, Date: e.nowMS() - 60_000, Duration: 10 * 60_000, Comment: "big.table"})
 	m := e.scrape(nil)
@@ -176,4 +183,35 @@ func TestLastGoesBackwards(t *testing.T) {
 		}
 	}
 	e.checkTruth(m, nil)
+}
+
+// More pages than a poll may read: the cursor stays until the interval is
+// whole, the next polls page on from where paging stopped, and in the end
+// every event is counted once.
+func TestPageBoundResumes(t *testing.T) {
+	e := newEnv(t, simulator.Config{ListingCap: 2, MaxLimit: 2}, 1, Options{})
+	n := e.nodes[0]
+	e.scrape(nil)
+	t0 := e.nowMS()
+	var evs []simulator.Event
+	for i := 0; i < 3*maxPages/2; i++ {
+		evs = append(evs, simulator.Event{Type: simulator.SaveMetadata, Date: t0 + 1 + int64(i), Duration: 1, Comment: "1"})
+	}
+	e.sim.Append(n, evs...)
+	e.clock.Advance(time.Second)
+	m := e.scrape(nil)
+	if got := m.value(t, "indexima_events_cursor_timestamp_seconds", l("node", n)); int64(got*1000+0.5) != t0 {
+		t.Errorf("cursor moved to %v although paging was cut short", got)
+	}
+	first := m.value(t, "indexima_events_total", l("node", n, "event", "SAVE_METADATA"))
+	if first == 0 || first >= float64(len(evs)) {
+		t.Errorf("first poll counted %v of %d events; want a part", first, len(evs))
+	}
+	for i := 0; i < 3; i++ {
+		m = e.scrape(nil)
+	}
+	e.checkTruth(m, nil)
+	if got := m.value(t, "indexima_events_cursor_timestamp_seconds", l("node", n)); int64(got*1000+0.5) != e.nowMS() {
+		t.Errorf("cursor %v did not reach last %d", got, e.nowMS())
+	}
 }

@@ -21,25 +21,26 @@ const (
 // the end, since consoles may cap :limit silently: paging stops when a page
 // is empty. A page that brings nothing new is not the end either (a capped
 // listing and a capped page can hold the same events); each page moves the
-// start forward or grows the limit, so paging ends within maxPages. It reports false when the page
-// bound was hit (the interval was not fully read).
-func (p *poller) page(ctx context.Context, st *nodeState, start, last int64) (bool, error) {
+// start forward or grows the limit, so paging ends within maxPages. It
+// reports false, and where to resume, when the page bound was hit (the
+// interval was not fully read: everything before the resume point was).
+func (p *poller) page(ctx context.Context, st *nodeState, start, last int64) (bool, int64, error) {
 	limit := pageLimit
 	for pages := 0; ; pages++ {
 		if pages >= maxPages {
-			level.Warn(p.logger).Log("msg", "paging bound hit; cursor not advanced, the next poll resumes",
-				"pages", pages, "from", start, "to", last)
-			return false, nil
+			level.Warn(p.logger).Log("msg", "paging bound hit; cursor not advanced, the next poll pages on",
+				"pages", pages, "resume_at", start, "to", last)
+			return false, start, nil
 		}
 		s := newSink(p, st, true, start)
 		_, err := p.api.StreamListing(ctx, p.node, apiclient.Range(apiclient.Asc, start, last, limit), s)
 		if err != nil {
-			return false, err
+			return false, 0, err
 		}
 		st.Seen.endResponse()
 		switch {
 		case s.reqs == 0:
-			return true, nil
+			return true, 0, nil
 		case s.maxDate > start:
 			start = s.maxDate
 		case s.reqs >= limit && limit < maxPageLimit:
@@ -52,7 +53,7 @@ func (p *poller) page(ctx context.Context, st *nodeState, start, last int64) (bo
 			start = s.maxDate + 1
 		}
 		if start > last {
-			return true, nil
+			return true, 0, nil
 		}
 	}
 }

@@ -89,6 +89,7 @@ func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, er
 		// Node restarted or its clock stepped back: follow it. The seen set
 		// (kept whole, its floor does not go down) prevents any replay.
 		level.Warn(p.logger).Log("msg", "last went backwards; cursor reset", "cursor", c, "last", last)
+		st.ResumeAt = 0
 	} else {
 		n, err := p.api.EventCount(ctx, p.node, c, last)
 		if err != nil {
@@ -99,9 +100,18 @@ func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, er
 		}
 		have, known := s.inRange(last)
 		if !known || n > int64(have) {
-			complete, err = p.page(ctx, st, c, last)
+			from := c
+			if st.ResumeAt > c && st.ResumeAt <= last {
+				from = st.ResumeAt
+			}
+			var next int64
+			complete, next, err = p.page(ctx, st, from, last)
 			if err != nil {
 				return nil, err
+			}
+			st.ResumeAt = 0
+			if !complete {
+				st.ResumeAt = next
 			}
 		}
 	}
@@ -109,6 +119,7 @@ func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, er
 		return nil, err
 	}
 	if complete {
+		st.ResumeAt = 0
 		st.Cursor = last
 		st.Seen.raiseFloor(st.Cursor - seenRetention)
 	}

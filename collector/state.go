@@ -11,6 +11,10 @@ package collector
 type nodeState struct {
 	Contacted bool  `json:"contacted"` // first contact done: baseline taken
 	Cursor    int64 `json:"cursor"`    // `last` of the latest complete poll, Unix ms
+	// ResumeAt is where paging stopped when a poll hit the page bound (0:
+	// none): the next poll pages on from there instead of walking again the
+	// pages already read, while the cursor stays until the interval is whole.
+	ResumeAt int64 `json:"resume_at"`
 
 	Seen    seenSet                 `json:"seen"`
 	Pending map[string]pendingEvent `json:"pending"`
