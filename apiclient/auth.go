@@ -119,10 +119,22 @@ func (s *session) login(ctx context.Context, done chan struct{}) {
 	if s.backoff == 0 {
 		s.backoff = s.c.cfg.LoginBackoff
 	}
+	// A refused password may lock the account if retried often: back off up
+	// to the full maximum. A console that is merely down or answering badly
+	// should be retried sooner, so that recovery is not delayed by minutes.
+	ceiling := s.c.cfg.MaxLoginBackoff
+	if err.Kind != KindBadCredentials {
+		ceiling = min(ceiling, maxTransientLoginBackoff)
+	}
+	s.backoff = min(s.backoff, ceiling)
 	s.retryAt = s.c.now().Add(s.backoff)
 	level.Warn(s.c.logger).Log("msg", "login failed, backing off", "retry_in", s.backoff, "err", err)
-	s.backoff = min(2*s.backoff, s.c.cfg.MaxLoginBackoff)
+	s.backoff = min(2*s.backoff, ceiling)
 }
+
+// maxTransientLoginBackoff caps the login backoff after failures that are not
+// a refusal of the credentials (console unreachable, malformed answer).
+const maxTransientLoginBackoff = 30 * time.Second
 
 // backoffError is the last login error, said to be still in force.
 func (s *session) backoffError(now time.Time) *Error {

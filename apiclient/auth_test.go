@@ -177,3 +177,37 @@ func TestConcurrentBadLogin(t *testing.T) {
 		t.Fatalf("%d login attempts from 30 concurrent callers", f)
 	}
 }
+
+// TestLoginBackoffTransientCap: a console that answers logins with 5xx is
+// retried with a backoff capped well below the one for refused credentials,
+// so recovery after a console outage is not delayed by minutes.
+func TestLoginBackoffTransientCap(t *testing.T) {
+	sim, _ := newSim(t, nil)
+	sim.SetConsoleFault(simulator.Fault{Status: 503})
+	c := newClient(t, sim.URL(), func(c *Config) {
+		c.LoginBackoff = 20 * time.Second
+		c.MaxLoginBackoff = 10 * time.Minute
+	})
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	ctx := ctxT(t)
+	logins := func() int { return sim.Stats().Requests["login"] }
+
+	for i := range 6 {
+		_, err := c.Events(ctx, node1)
+		if !errors.Is(err, ErrConsoleUnreachable) {
+			t.Fatalf("call %d: got %v, want console unreachable", i, err)
+		}
+		if got := logins(); got != i+1 {
+			t.Fatalf("after %d backoffs: %d login attempts, want %d", i, got, i+1)
+		}
+		// 20s, then 30s each time (40s, 80s... would exceed the 30s cap).
+		advance(31 * time.Second)
+	}
+	sim.ClearFaults()
+	if _, err := c.Events(ctx, node1); err != nil {
+		t.Fatalf("after the console came back: %v", err)
+	}
+}
