@@ -1,0 +1,296 @@
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/dashboards"
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+// quietFor is how long, in rule evaluations of 1s, a phase without incident
+// is watched for alerts: longer than the scaled windows of the event alerts
+// (10s and 20s), so a false increase or a bad first contact shows up.
+const quietFor = 20 * time.Second
+
+// TestEndToEnd runs the exporter binary against the simulator, scraped by a
+// real Prometheus with the shipped rules (durations scaled down, see
+// timeScale), and drives a scenario through it:
+//
+//  1. quiet cluster: no alert, not even pending;
+//  2. a node reported down: IndeximaNodeDownReported pending, then firing
+//     with node and down_node, then resolved;
+//  3. a memory-low episode: IndeximaMemoryLow and IndeximaHyperIndexesUnloaded
+//     pending then firing, and resolved once the indexes are loaded again;
+//  4. every query of every dashboard returns data;
+//  5. the exporter is killed and restarted: no alert fires (the old
+//     incidents are neither recounted nor mistaken for new ones).
+func TestEndToEnd(t *testing.T) {
+	promBin := requireTool(t, "prometheus", "Debian package prometheus")
+	dir := t.TempDir()
+	bin := buildExporter(t, dir)
+
+	sim := simulator.New(simulator.Config{
+		Users: map[string]string{consoleUser: consolePassword},
+		Nodes: []simulator.NodeConfig{{Host: "node1.test"}, {Host: "node2.test"}, {Host: "node3.test"}},
+	})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	keys := sim.Nodes()
+
+	exp := newExporter(t, bin, dir, sim)
+	exp.start(t)
+
+	rulesDir := filepath.Join(dir, "rules")
+	if err := os.Mkdir(rulesDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	prom := startPrometheus(t, promBin, dir, exp.addr, scaledRules(t, rulesDir))
+	promStart := time.Now()
+	waitQuery(t, prom, `count(indexima_up == 1) == 3`, 30*time.Second)
+	dataAt := time.Now()
+
+	e := &scenario{t: t, prom: prom, sim: sim, keys: keys, exp: exp}
+
+	if !t.Run("quiet cluster fires nothing", func(t *testing.T) {
+		e.t = t
+		prom.waitEvaluatedAfter(dataAt.Add(quietFor), quietFor+30*time.Second)
+		if got := prom.alertsSince(time.Since(promStart)); len(got) > 0 {
+			t.Errorf("alerts on a quiet cluster: %s", describeAlerts(got))
+		}
+	}) {
+		return
+	}
+
+	incidentsAt := time.Now()
+	if !t.Run("NODE_DOWN report", func(t *testing.T) {
+		e.t = t
+		sim.ReportNodeDown(keys[0], keys[1])
+		want := e.labels("IndeximaNodeDownReported", "critical", "node", "node1", "down_node", "2")
+		a := e.waitAlert(want, "firing", 30*time.Second)
+		if got, wantSummary := a.Annotations["summary"], "Indexima node node1 reports node number 2 down"; got != wantSummary {
+			t.Errorf("summary %q, want %q", got, wantSummary)
+		}
+		e.checkWasPending(want)
+		e.waitResolved("IndeximaNodeDownReported", 60*time.Second)
+	}) {
+		return
+	}
+
+	if !t.Run("memory-low episode", func(t *testing.T) {
+		e.t = t
+		unloaded := sim.Indexes(keys[0])[:2]
+		sim.MemoryLowEpisode(keys[0], unloaded...)
+		low := e.labels("IndeximaMemoryLow", "warning", "node", "node1", "event", "MEMORY_LOW")
+		e.waitAlert(low, "firing", 30*time.Second)
+		e.checkWasPending(low)
+		for _, idx := range unloaded {
+			want := e.labels("IndeximaHyperIndexesUnloaded", "warning", "node", "node1", "index", idx)
+			e.waitAlert(want, "firing", 60*time.Second)
+			e.checkWasPending(want)
+		}
+		sim.ReloadIndexes(keys[0], unloaded...)
+		e.waitResolved("IndeximaHyperIndexesUnloaded", 30*time.Second)
+		e.waitResolved("IndeximaMemoryLow", 60*time.Second)
+	}) {
+		return
+	}
+
+	t.Run("only the expected alerts during the incidents", func(t *testing.T) {
+		expected := []string{"IndeximaNodeDownReported", "IndeximaMemoryLow", "IndeximaHyperIndexesUnloaded"}
+		for _, s := range prom.alertsSince(time.Since(incidentsAt)) {
+			if !slices.Contains(expected, s.Metric["alertname"]) {
+				t.Errorf("unexpected alert during the incidents: %s", describeAlerts([]sample{s}))
+			}
+		}
+	})
+
+	t.Run("every dashboard query returns data", func(t *testing.T) {
+		checkDashboards(t, prom)
+	})
+
+	t.Run("exporter restart fires nothing", func(t *testing.T) {
+		e.t = t
+		oldStart := e.value(`process_start_time_seconds{job="indexima"}`)
+		restartAt := time.Now()
+		exp.proc.kill(t)
+		exp.start(t)
+		waitQuery(t, prom, fmt.Sprintf(`process_start_time_seconds{job="indexima"} > %f and on () count(indexima_up == 1) == 3`, oldStart), 30*time.Second)
+		prom.waitEvaluatedAfter(time.Now().Add(quietFor), quietFor+30*time.Second)
+		for _, s := range prom.alertsSince(time.Since(restartAt)) {
+			// The target was down for a scrape or two: that may make
+			// IndeximaExporterDown pending, never firing.
+			if s.Metric["alertname"] == "IndeximaExporterDown" && s.Metric["alertstate"] == "pending" {
+				continue
+			}
+			t.Errorf("alert after an exporter restart: %s", describeAlerts([]sample{s}))
+		}
+	})
+}
+
+// scenario holds what the phases of the test share.
+type scenario struct {
+	t    *testing.T
+	prom *prometheusServer
+	sim  *simulator.Simulator
+	keys []string
+	exp  *exporterRun
+}
+
+// labels returns the full label set an alert of the exporter's job must
+// have: alertname, severity, job, instance and the given pairs.
+func (e *scenario) labels(alertname, severity string, kv ...string) map[string]string {
+	m := map[string]string{"alertname": alertname, "severity": severity, "job": "indexima", "instance": e.exp.addr}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+// waitAlert waits until an active alert with exactly the labels want is in
+// state, and returns it.
+func (e *scenario) waitAlert(want map[string]string, state string, timeout time.Duration) alert {
+	e.t.Helper()
+	var found alert
+	var seen []alert
+	eventually(e.t, timeout, fmt.Sprintf("alert %v %s", want, state), func() bool {
+		as, err := e.prom.alerts()
+		if err != nil {
+			e.t.Logf("alerts: %v", err)
+			return false
+		}
+		seen = as
+		for _, a := range as {
+			if maps.Equal(a.Labels, want) && a.State == state {
+				found = a
+				return true
+			}
+		}
+		return false
+	}, func() string { return fmt.Sprintf("active alerts: %+v", seen) })
+	return found
+}
+
+// checkWasPending checks from the ALERTS series that the alert was pending
+// before it fired (every rule has a `for`).
+func (e *scenario) checkWasPending(labels map[string]string) {
+	e.t.Helper()
+	var sel []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		sel = append(sel, fmt.Sprintf("%s=%q", k, labels[k]))
+	}
+	expr := fmt.Sprintf(`max_over_time(ALERTS{%s, alertstate="pending"}[2m])`, strings.Join(sel, ", "))
+	s, err := e.prom.query(expr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(s) == 0 {
+		e.t.Errorf("alert %v fired without being pending first (%s is empty)", labels, expr)
+	}
+}
+
+// waitResolved waits until no alert of that name is active.
+func (e *scenario) waitResolved(alertname string, timeout time.Duration) {
+	e.t.Helper()
+	var active []alert
+	eventually(e.t, timeout, alertname+" resolved", func() bool {
+		as, err := e.prom.alerts()
+		if err != nil {
+			return false
+		}
+		active = active[:0]
+		for _, a := range as {
+			if a.Labels["alertname"] == alertname {
+				active = append(active, a)
+			}
+		}
+		return len(active) == 0
+	}, func() string { return fmt.Sprintf("still active: %+v", active) })
+}
+
+// value returns the single value of an instant query.
+func (e *scenario) value(expr string) float64 {
+	e.t.Helper()
+	s, err := e.prom.query(expr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if len(s) != 1 {
+		e.t.Fatalf("%s: want one sample, got %d", expr, len(s))
+	}
+	return sampleValue(e.t, s[0])
+}
+
+func sampleValue(t *testing.T, s sample) float64 {
+	t.Helper()
+	str, _ := s.Value[1].(string)
+	v, err := strconv.ParseFloat(str, 64)
+	if err != nil {
+		t.Fatalf("sample value %v: %v", s.Value, err)
+	}
+	return v
+}
+
+// waitQuery waits until expr returns at least one sample.
+func waitQuery(t *testing.T, prom *prometheusServer, expr string, timeout time.Duration) {
+	t.Helper()
+	var last string
+	eventually(t, timeout, "data for "+expr, func() bool {
+		s, err := prom.query(expr)
+		last = fmt.Sprintf("%d samples, err %v", len(s), err)
+		return err == nil && len(s) > 0
+	}, func() string { return last })
+}
+
+func describeAlerts(ss []sample) string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, fmt.Sprint(s.Metric))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}
+
+// checkDashboards runs every query of every shipped dashboard, variables set
+// to "All" and the rate interval to 10s (10 scrapes), and requires data.
+func checkDashboards(t *testing.T, prom *prometheusServer) {
+	t.Helper()
+	ds, err := dashboards.Load(dashboards.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := dashboards.AllValues(ds)
+	maps.Copy(vals, dashboards.Builtins("10s", "5m"))
+	n := 0
+	for _, d := range ds {
+		for _, q := range d.Queries() {
+			expr, err := dashboards.Substitute(q.Expr, vals)
+			if err != nil {
+				t.Errorf("%s %s: %v", q.Dashboard, q.Where, err)
+				continue
+			}
+			n++
+			s, err := prom.query(expr)
+			switch {
+			case err != nil:
+				t.Errorf("%s %s: %v\n%s", q.Dashboard, q.Where, err, expr)
+			case len(s) == 0:
+				t.Errorf("%s %s: no data\n%s", q.Dashboard, q.Where, expr)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no dashboard query found")
+	}
+	t.Logf("%d dashboard queries returned data", n)
+}

@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+const (
+	consoleUser     = "exporter"
+	consolePassword = "e2e-s3cret"
+)
+
+// exporterRun is the exporter binary configured for the simulator; start
+// can be called again after a kill (same address, same state file).
+type exporterRun struct {
+	bin, dir, addr string
+	proc           *process
+}
+
+// newExporter writes the exporter's configuration for the simulator's nodes
+// (named node1, node2, ...) and returns a run ready to start.
+func newExporter(t *testing.T, bin, dir string, sim *simulator.Simulator) *exporterRun {
+	t.Helper()
+	pw := filepath.Join(dir, "password")
+	if err := os.WriteFile(pw, []byte(consolePassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "console:\n  url: %s\n  username: %s\n  password_file: %s\n  timeout: 5s\nnodes:\n", sim.URL(), consoleUser, pw)
+	for i, key := range sim.Nodes() {
+		host, port, ok := strings.Cut(key, ":")
+		if !ok {
+			t.Fatalf("simulator node key %q is not host:port", key)
+		}
+		fmt.Fprintf(&cfg, "  - host: %s\n    port: %s\n    name: node%d\n", host, port, i+1)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "indexima.yml"), []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &exporterRun{bin: bin, dir: dir, addr: freeAddr(t)}
+}
+
+func (e *exporterRun) start(t *testing.T) {
+	t.Helper()
+	e.proc = startProcess(t, "indexima_exporter", e.bin,
+		"--config.file="+filepath.Join(e.dir, "indexima.yml"),
+		"--web.listen-address="+e.addr,
+		"--events.state-file="+filepath.Join(e.dir, "cursors.json"),
+		"--log.level=debug",
+	)
+	waitReady(t, e.proc, "http://"+e.addr+"/-/ready", 30*time.Second)
+}

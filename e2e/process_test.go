@@ -1,0 +1,188 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// requireTool returns the path of an external tool. Without it the test is
+// skipped on a developer machine, but fails in CI (env CI set).
+func requireTool(t *testing.T, name, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s not found in PATH but CI is set: install it (%s): %v", name, pkg, err)
+		}
+		t.Skipf("%s not found in PATH (%s): %v", name, pkg, err)
+	}
+	return p
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago (the process given it binds it right away).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// buildExporter builds the exporter binary of this repository into dir.
+func buildExporter(t *testing.T, dir string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(dir, "indexima_exporter")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build of the exporter: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// process is a child process whose output is kept for the test log.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error // valid once done is closed
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startProcess starts bin; it is killed at the end of the test, and its
+// output is logged when the test failed.
+func startProcess(t *testing.T, name, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{name: name, cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.stop(t)
+		if t.Failed() {
+			out := p.out.String()
+			if len(out) > 16<<10 {
+				out = "...\n" + out[len(out)-16<<10:]
+			}
+			t.Logf("output of %s:\n%s", name, out)
+		}
+	})
+	return p
+}
+
+// kill sends SIGKILL (a crash: nothing is flushed) and waits for the exit.
+func (p *process) kill(t *testing.T) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not exit within 10s of SIGKILL", p.name)
+	}
+}
+
+// stop asks the process to end (SIGTERM), then kills it after 10s.
+func (p *process) stop(t *testing.T) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitReady polls url until it answers 200, failing early if the process exits.
+func waitReady(t *testing.T, p *process, url string, timeout time.Duration) {
+	t.Helper()
+	var last string
+	eventually(t, timeout, p.name+" ready at "+url, func() bool {
+		if p.exited() {
+			t.Fatalf("%s exited before being ready: %v\n%s", p.name, p.err, p.out.String())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		resp.Body.Close()
+		last = resp.Status
+		return resp.StatusCode == http.StatusOK
+	}, func() string { return last })
+}
+
+// eventually polls cond every 200ms until it holds, or fails the test after
+// timeout with what and the detail of the last attempt.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool, detail func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for attempt := 0; ; attempt++ {
+		if cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			msg := fmt.Sprintf("timed out after %s (%d attempts) waiting for %s", timeout, attempt+1, what)
+			if detail != nil {
+				msg += ": " + detail()
+			}
+			t.Fatal(msg)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
