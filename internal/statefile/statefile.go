@@ -6,6 +6,7 @@
 package statefile
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,31 @@ func Save(path string, v any) error {
 		return fmt.Errorf("state file %q: encoding: %w", path, err)
 	}
 	return WriteAtomic(path, data)
+}
+
+// WriteWith replaces path's content with what write produces (for
+// encoders that take an io.Writer, such as collector.Exporter.WriteState).
+// Nothing is written to path unless write succeeds.
+func WriteWith(path string, write func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return fmt.Errorf("state file %q: encoding: %w", path, err)
+	}
+	return WriteAtomic(path, buf.Bytes())
+}
+
+// ReadWith hands the content of path to read (for decoders that take an
+// io.Reader, such as collector.Exporter.ReadState). It reports false, and
+// does not call read, when the file does not exist: a first start.
+func ReadWith(path string, read func(io.Reader) error) (bool, error) {
+	data, ok, err := readBounded(path)
+	if !ok || err != nil {
+		return false, err
+	}
+	if err := read(bytes.NewReader(data)); err != nil {
+		return false, fmt.Errorf("state file %q: %w (delete it to start with fresh baselines)", path, err)
+	}
+	return true, nil
 }
 
 // WriteAtomic replaces path's content with data: temporary file in the same
@@ -76,32 +102,42 @@ func syncDir(dir string) {
 // Load reads the JSON document at path into v. It reports false (and no
 // error) when the file does not exist: a first start.
 func Load(path string, v any) (bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("state file %q: %w", path, unwrapPath(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return false, fmt.Errorf("state file %q: %w", path, unwrapPath(err))
-	}
-	if !st.Mode().IsRegular() {
-		return false, fmt.Errorf("state file %q: not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
-	if err != nil {
-		return false, fmt.Errorf("state file %q: reading: %w", path, unwrapPath(err))
-	}
-	if len(data) > MaxBytes {
-		return false, fmt.Errorf("state file %q: larger than %d bytes, not a state file of this exporter", path, MaxBytes)
+	data, ok, err := readBounded(path)
+	if !ok || err != nil {
+		return false, err
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return false, fmt.Errorf("state file %q: not valid JSON (delete it to start with fresh baselines): %w", path, err)
 	}
 	return true, nil
+}
+
+// readBounded reads a regular file of at most MaxBytes; false and no error
+// when it does not exist.
+func readBounded(path string) ([]byte, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("state file %q: %w", path, unwrapPath(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("state file %q: %w", path, unwrapPath(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("state file %q: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("state file %q: reading: %w", path, unwrapPath(err))
+	}
+	if len(data) > MaxBytes {
+		return nil, false, fmt.Errorf("state file %q: larger than %d bytes, not a state file of this exporter", path, MaxBytes)
+	}
+	return data, true, nil
 }
 
 // unwrapPath drops the *os.PathError wrapper, whose path our messages

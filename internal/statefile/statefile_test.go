@@ -2,6 +2,8 @@ package statefile
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,4 +175,27 @@ func assertNoTemporaries(t *testing.T, dir string) {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
 	}
+}
+
+func TestWriteWithReadWith(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	if ok, err := ReadWith(path, func(io.Reader) error { t.Fatal("read called for a missing file"); return nil }); ok || err != nil {
+		t.Fatalf("ReadWith of a missing file = %v, %v", ok, err)
+	}
+	if err := WriteWith(path, func(w io.Writer) error { _, err := io.WriteString(w, `{"v":1}`); return err }); err != nil {
+		t.Fatal(err)
+	}
+	// A failing encoder leaves the file as it was.
+	if err := WriteWith(path, func(w io.Writer) error { io.WriteString(w, "half"); return errors.New("boom") }); err == nil {
+		t.Fatal("WriteWith with a failing encoder succeeded")
+	}
+	var got string
+	ok, err := ReadWith(path, func(r io.Reader) error { b, err := io.ReadAll(r); got = string(b); return err })
+	if !ok || err != nil || got != `{"v":1}` {
+		t.Fatalf("ReadWith = %v, %v, %q", ok, err, got)
+	}
+	if _, err := ReadWith(path, func(io.Reader) error { return errors.New("bad version") }); err == nil || !strings.Contains(err.Error(), "bad version") {
+		t.Fatalf("decoder error not returned: %v", err)
+	}
+	assertNoTemporaries(t, filepath.Dir(path))
 }
