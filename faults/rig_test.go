@@ -2,6 +2,8 @@ package faults
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,6 +30,10 @@ type rigOpts struct {
 	timeout time.Duration    // console timeout in the config file (default 2s)
 	args    []string         // extra exporter flags
 	noStart bool             // do not start the exporter
+	// front, when set, serves the console through this wrapper of the
+	// simulator's handler on a server of the test's own (to observe or
+	// alter traffic); the exporter is pointed at it.
+	front func(http.Handler) http.Handler
 }
 
 // rig is one scenario: a simulated console on loopback with a manual
@@ -37,6 +43,7 @@ type rig struct {
 	t       *testing.T
 	clock   *simulator.ManualClock
 	sim     *simulator.Simulator
+	url     string   // console URL the exporter uses
 	nodes   []string // configured node keys (host:port), also the node label values
 	dir     string
 	cfgPath string
@@ -79,6 +86,12 @@ func newRig(t *testing.T, o rigOpts) *rig {
 		timeout: o.timeout, args: o.args,
 		shift: map[string]int64{}, baseline: map[string]int64{}, high: map[string]int64{},
 		prev: map[string]map[string]float64{}}
+	r.url = sim.URL()
+	if o.front != nil {
+		srv := httptest.NewServer(o.front(sim.Handler()))
+		t.Cleanup(srv.Close)
+		r.url = srv.URL
+	}
 	r.cfgPath = filepath.Join(r.dir, "indexima.yml")
 	r.pwPath = filepath.Join(r.dir, "password")
 	r.writePassword(password)
@@ -100,7 +113,7 @@ func (r *rig) writePassword(p string) {
 func (r *rig) configYAML(nodes []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "console:\n  url: %s\n  username: %s\n  password_file: %s\n  timeout: %s\nnodes:\n",
-		r.sim.URL(), user, r.pwPath, r.timeout)
+		r.url, user, r.pwPath, r.timeout)
 	for _, n := range nodes {
 		host, port := splitKey(r.t, n)
 		fmt.Fprintf(&b, "  - host: %s\n    port: %d\n", host, port)
@@ -310,4 +323,13 @@ func (r *rig) run(count int, step time.Duration) scrape {
 		s = r.scrape()
 	}
 	return s
+}
+
+// run0 moves the clock count times by step without scraping (the exporter
+// is down, or not looking); the simulator still generates its events.
+func (r *rig) run0(count int, step time.Duration) {
+	for i := 0; i < count; i++ {
+		r.advance(step)
+		r.sim.Truth(r.nodes[0]) // generation is lazy; keep it stepwise like a live console
+	}
 }

@@ -1,0 +1,108 @@
+package faults
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+// A node's `last` goes backwards (its clock stepped back, or it restarted
+// with a wrong clock): the cursor follows it, counters never go down (every
+// scrape checks), and events already counted are not counted again when the
+// node's clock runs over them a second time.
+func TestClockGoesBackwards(t *testing.T) {
+	for _, back := range []time.Duration{-30 * time.Second, -10 * time.Minute, -3 * time.Hour} {
+		t.Run(fmt.Sprint(back), func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, rigOpts{sim: simulator.Config{Seed: 8, Rate: 3}})
+			r.scrape()
+			r.run(20, 30*time.Second)
+			n := r.nodes[0]
+			r.shiftClock(n, back)
+			s := r.run(3, 30*time.Second)
+			cur, _ := s.value("indexima_events_cursor_timestamp_seconds", node(n))
+			if int64(cur*1000) > r.now(n) {
+				t.Errorf("cursor %v still ahead of the node's clock %v: it did not follow `last` back", cur, r.now(n))
+			}
+			// Run until the node's clock is well past where it was.
+			steps := int(-back/(30*time.Second)) + 10
+			r.run(steps, 30*time.Second)
+			tl := r.check(r.settle())
+			t.Logf("clock back %v: %s", back, tl)
+		})
+	}
+}
+
+// Events dated exactly at the cursor are listed again by the next
+// incremental listing (lastevents is inclusive); identical events (same
+// type, date, duration and comment) are distinct events all the same.
+func TestEventsAtTheCursor(t *testing.T) {
+	for _, exclusive := range []bool{false, true} {
+		t.Run(fmt.Sprintf("exclusive_since=%v", exclusive), func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, rigOpts{sim: simulator.Config{Seed: 9, ExclusiveSince: exclusive}})
+			n := r.nodes[0]
+			r.scrape()
+			r.advance(10 * time.Second)
+			same := simulator.Event{Type: simulator.TableLoaded, Comment: "sales.orders"} // date 0: now, duration 0
+			r.sim.Append(n, same, same, same)
+			r.scrape() // cursor is now exactly their date
+			r.sim.Append(n, same, same, simulator.Event{Type: simulator.SaveMetadata, Comment: "3"})
+			r.scrape() // same instant: two more identical ones and another
+			r.advance(30 * time.Second)
+			r.scrape() // the inclusive listing repeats all six
+			r.advance(30 * time.Second)
+			s := r.scrape()
+			got, _ := s.value("indexima_events_total", map[string]string{"node": n, "event": simulator.TableLoaded})
+			if got != 5 {
+				t.Errorf("TABLE_LOADED at the cursor counted %v times, want 5", got)
+			}
+			tl := r.check(r.settle())
+			t.Logf("events at the cursor: %s", tl)
+		})
+	}
+}
+
+// More events arrive between two scrapes than one listing holds (a console
+// whose listings keep only the oldest ListingCap events, and whose asc
+// :limit is silently capped too): the exporter pages and counts them all.
+func TestListingCapPaging(t *testing.T) {
+	r := newRig(t, rigOpts{sim: simulator.Config{Seed: 10, Rate: 4, ListingCap: 50, MaxLimit: 120}})
+	r.scrape()
+	s := r.run(10, time.Minute) // ~240 events per node per scrape, 50 per listing
+	_ = s
+	st := r.sim.Stats()
+	if st.Requests["event_asc"] == 0 {
+		t.Fatalf("no asc page was requested: the listing cap did not bite")
+	}
+	tl := r.check(r.settle())
+	t.Logf("listing cap 50, max limit 120, 4 events/s: %d asc pages; %s", st.Requests["event_asc"], tl)
+}
+
+// A node fails for a whole busy day of simulated time, then comes back: the
+// backlog (tens of thousands of events, listings capped) is paged through
+// over the next polls and counted exactly once.
+func TestBacklogAfterLongOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a day of backlog; skipped with -short")
+	}
+	r := newRig(t, rigOpts{sim: simulator.Config{Seed: 11, Rate: 1, ListingCap: 1000}, timeout: 10 * time.Second})
+	bad := r.nodes[2]
+	r.scrape()
+	r.run(3, time.Minute)
+	r.sim.SetNodeFault(bad, simulator.Fault{Status: 502})
+	r.run(24, time.Hour)
+	r.sim.ClearFaults()
+	s := r.settle()
+	want := 0
+	for _, v := range r.want(bad) {
+		want += int(v)
+	}
+	if want < 50000 {
+		t.Fatalf("backlog of only %d events: the case proves nothing", want)
+	}
+	tl := r.check(s)
+	t.Logf("24 h outage of one node at 1 event/s (listing cap 1000): backlog %d events; all nodes %s", want, tl)
+}
