@@ -60,13 +60,14 @@ func TestEndToEnd(t *testing.T) {
 	waitQuery(t, prom, `count(indexima_up == 1) == 3`, 30*time.Second)
 	dataAt := time.Now()
 
-	e := &scenario{t: t, prom: prom, sim: sim, keys: keys, exp: exp}
+	e := &scenario{prom: prom, exp: exp}
 
 	if !t.Run("quiet cluster fires nothing", func(t *testing.T) {
-		e.t = t
-		prom.waitEvaluatedAfter(dataAt.Add(quietFor), quietFor+30*time.Second)
-		if got := prom.alertsSince(time.Since(promStart)); len(got) > 0 {
-			t.Errorf("alerts on a quiet cluster: %s", describeAlerts(got))
+		prom.waitEvaluatedAfter(t, dataAt.Add(quietFor), quietFor+30*time.Second)
+		for _, s := range prom.alertsSince(t, time.Since(promStart)) {
+			if !scrapeHiccup(s) {
+				t.Errorf("alert on a quiet cluster: %s", describeAlerts([]sample{s}))
+			}
 		}
 	}) {
 		return
@@ -74,42 +75,40 @@ func TestEndToEnd(t *testing.T) {
 
 	incidentsAt := time.Now()
 	if !t.Run("NODE_DOWN report", func(t *testing.T) {
-		e.t = t
 		sim.ReportNodeDown(keys[0], keys[1])
 		want := e.labels("IndeximaNodeDownReported", "critical", "node", "node1", "down_node", "2")
-		a := e.waitAlert(want, "firing", 30*time.Second)
+		a := e.waitAlert(t, want, "firing", 30*time.Second)
 		if got, wantSummary := a.Annotations["summary"], "Indexima node node1 reports node number 2 down"; got != wantSummary {
 			t.Errorf("summary %q, want %q", got, wantSummary)
 		}
-		e.checkWasPending(want)
-		e.waitResolved("IndeximaNodeDownReported", 60*time.Second)
+		e.checkWasPending(t, want)
+		e.waitResolved(t, "IndeximaNodeDownReported", 60*time.Second)
 	}) {
 		return
 	}
 
 	if !t.Run("memory-low episode", func(t *testing.T) {
-		e.t = t
 		unloaded := sim.Indexes(keys[0])[:2]
 		sim.MemoryLowEpisode(keys[0], unloaded...)
 		low := e.labels("IndeximaMemoryLow", "warning", "node", "node1", "event", "MEMORY_LOW")
-		e.waitAlert(low, "firing", 30*time.Second)
-		e.checkWasPending(low)
+		e.waitAlert(t, low, "firing", 30*time.Second)
+		e.checkWasPending(t, low)
 		for _, idx := range unloaded {
 			want := e.labels("IndeximaHyperIndexesUnloaded", "warning", "node", "node1", "index", idx)
-			e.waitAlert(want, "firing", 60*time.Second)
-			e.checkWasPending(want)
+			e.waitAlert(t, want, "firing", 60*time.Second)
+			e.checkWasPending(t, want)
 		}
 		sim.ReloadIndexes(keys[0], unloaded...)
-		e.waitResolved("IndeximaHyperIndexesUnloaded", 30*time.Second)
-		e.waitResolved("IndeximaMemoryLow", 60*time.Second)
+		e.waitResolved(t, "IndeximaHyperIndexesUnloaded", 30*time.Second)
+		e.waitResolved(t, "IndeximaMemoryLow", 60*time.Second)
 	}) {
 		return
 	}
 
 	t.Run("only the expected alerts during the incidents", func(t *testing.T) {
 		expected := []string{"IndeximaNodeDownReported", "IndeximaMemoryLow", "IndeximaHyperIndexesUnloaded"}
-		for _, s := range prom.alertsSince(time.Since(incidentsAt)) {
-			if !slices.Contains(expected, s.Metric["alertname"]) {
+		for _, s := range prom.alertsSince(t, time.Since(incidentsAt)) {
+			if !slices.Contains(expected, s.Metric["alertname"]) && !scrapeHiccup(s) {
 				t.Errorf("unexpected alert during the incidents: %s", describeAlerts([]sample{s}))
 			}
 		}
@@ -120,30 +119,32 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("exporter restart fires nothing", func(t *testing.T) {
-		e.t = t
-		oldStart := e.value(`process_start_time_seconds{job="indexima"}`)
+		oldStart := e.value(t, `process_start_time_seconds{job="indexima"}`)
 		restartAt := time.Now()
 		exp.proc.kill(t)
 		exp.start(t)
 		waitQuery(t, prom, fmt.Sprintf(`process_start_time_seconds{job="indexima"} > %f and on () count(indexima_up == 1) == 3`, oldStart), 30*time.Second)
-		prom.waitEvaluatedAfter(time.Now().Add(quietFor), quietFor+30*time.Second)
-		for _, s := range prom.alertsSince(time.Since(restartAt)) {
-			// The target was down for a scrape or two: that may make
-			// IndeximaExporterDown pending, never firing.
-			if s.Metric["alertname"] == "IndeximaExporterDown" && s.Metric["alertstate"] == "pending" {
-				continue
+		prom.waitEvaluatedAfter(t, time.Now().Add(quietFor), quietFor+30*time.Second)
+		for _, s := range prom.alertsSince(t, time.Since(restartAt)) {
+			// The target was down for a scrape or two.
+			if !scrapeHiccup(s) {
+				t.Errorf("alert after an exporter restart: %s", describeAlerts([]sample{s}))
 			}
-			t.Errorf("alert after an exporter restart: %s", describeAlerts([]sample{s}))
 		}
 	})
 }
 
+// scrapeHiccup tells whether an ALERTS sample is IndeximaExporterDown
+// pending: a scrape that failed (the restart, or a 1s scrape timeout missed
+// on a loaded machine) makes it pending for a moment. Firing is never
+// tolerated: its `for` (10s here) is far longer than any such hiccup.
+func scrapeHiccup(s sample) bool {
+	return s.Metric["alertname"] == "IndeximaExporterDown" && s.Metric["alertstate"] == "pending"
+}
+
 // scenario holds what the phases of the test share.
 type scenario struct {
-	t    *testing.T
 	prom *prometheusServer
-	sim  *simulator.Simulator
-	keys []string
 	exp  *exporterRun
 }
 
@@ -159,14 +160,14 @@ func (e *scenario) labels(alertname, severity string, kv ...string) map[string]s
 
 // waitAlert waits until an active alert with exactly the labels want is in
 // state, and returns it.
-func (e *scenario) waitAlert(want map[string]string, state string, timeout time.Duration) alert {
-	e.t.Helper()
+func (e *scenario) waitAlert(t *testing.T, want map[string]string, state string, timeout time.Duration) alert {
+	t.Helper()
 	var found alert
 	var seen []alert
-	eventually(e.t, timeout, fmt.Sprintf("alert %v %s", want, state), func() bool {
+	eventually(t, timeout, fmt.Sprintf("alert %v %s", want, state), func() bool {
 		as, err := e.prom.alerts()
 		if err != nil {
-			e.t.Logf("alerts: %v", err)
+			t.Logf("alerts: %v", err)
 			return false
 		}
 		seen = as
@@ -183,8 +184,8 @@ func (e *scenario) waitAlert(want map[string]string, state string, timeout time.
 
 // checkWasPending checks from the ALERTS series that the alert was pending
 // before it fired (every rule has a `for`).
-func (e *scenario) checkWasPending(labels map[string]string) {
-	e.t.Helper()
+func (e *scenario) checkWasPending(t *testing.T, labels map[string]string) {
+	t.Helper()
 	var sel []string
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		sel = append(sel, fmt.Sprintf("%s=%q", k, labels[k]))
@@ -192,18 +193,18 @@ func (e *scenario) checkWasPending(labels map[string]string) {
 	expr := fmt.Sprintf(`max_over_time(ALERTS{%s, alertstate="pending"}[2m])`, strings.Join(sel, ", "))
 	s, err := e.prom.query(expr)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if len(s) == 0 {
-		e.t.Errorf("alert %v fired without being pending first (%s is empty)", labels, expr)
+		t.Errorf("alert %v fired without being pending first (%s is empty)", labels, expr)
 	}
 }
 
 // waitResolved waits until no alert of that name is active.
-func (e *scenario) waitResolved(alertname string, timeout time.Duration) {
-	e.t.Helper()
+func (e *scenario) waitResolved(t *testing.T, alertname string, timeout time.Duration) {
+	t.Helper()
 	var active []alert
-	eventually(e.t, timeout, alertname+" resolved", func() bool {
+	eventually(t, timeout, alertname+" resolved", func() bool {
 		as, err := e.prom.alerts()
 		if err != nil {
 			return false
@@ -219,16 +220,16 @@ func (e *scenario) waitResolved(alertname string, timeout time.Duration) {
 }
 
 // value returns the single value of an instant query.
-func (e *scenario) value(expr string) float64 {
-	e.t.Helper()
+func (e *scenario) value(t *testing.T, expr string) float64 {
+	t.Helper()
 	s, err := e.prom.query(expr)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if len(s) != 1 {
-		e.t.Fatalf("%s: want one sample, got %d", expr, len(s))
+		t.Fatalf("%s: want one sample, got %d", expr, len(s))
 	}
-	return sampleValue(e.t, s[0])
+	return sampleValue(t, s[0])
 }
 
 func sampleValue(t *testing.T, s sample) float64 {

@@ -16,7 +16,6 @@ import (
 
 // prometheusServer is a real Prometheus on loopback.
 type prometheusServer struct {
-	t    *testing.T
 	url  string
 	proc *process
 }
@@ -46,7 +45,7 @@ scrape_configs:
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		"--log.level=warn",
 	)
-	p := &prometheusServer{t: t, url: "http://" + addr, proc: proc}
+	p := &prometheusServer{url: "http://" + addr, proc: proc}
 	waitReady(t, proc, p.url+"/-/ready", 30*time.Second)
 	return p
 }
@@ -165,30 +164,31 @@ func (p *prometheusServer) lastEvaluation() (time.Time, error) {
 	return oldest, nil
 }
 
-// waitEvaluatedAfter waits until every rule group has been evaluated after t.
-func (p *prometheusServer) waitEvaluatedAfter(t time.Time, timeout time.Duration) {
-	p.t.Helper()
+// waitEvaluatedAfter waits until every rule group has been evaluated after after.
+func (p *prometheusServer) waitEvaluatedAfter(t *testing.T, after time.Time, timeout time.Duration) {
+	t.Helper()
 	var last time.Time
 	var err error
-	eventually(p.t, timeout, fmt.Sprintf("every rule group evaluated after %s", t.Format(time.RFC3339Nano)), func() bool {
+	eventually(t, timeout, fmt.Sprintf("every rule group evaluated after %s", after.Format(time.RFC3339Nano)), func() bool {
 		last, err = p.lastEvaluation()
-		return err == nil && last.After(t)
+		return err == nil && last.After(after)
 	}, func() string {
 		return fmt.Sprintf("oldest last evaluation %s, err %v", last.Format(time.RFC3339Nano), err)
 	})
 }
 
 // alertsSince returns the alerts (pending or firing) Prometheus recorded in
-// its ALERTS series over the last d, one sample per alert and state.
-func (p *prometheusServer) alertsSince(d time.Duration) []sample {
-	p.t.Helper()
-	secs := int(d.Round(time.Second) / time.Second)
+// its ALERTS series over the last d (truncated to whole seconds, so that the
+// window never reaches back before d), one sample per alert and state.
+func (p *prometheusServer) alertsSince(t *testing.T, d time.Duration) []sample {
+	t.Helper()
+	secs := int(d.Truncate(time.Second) / time.Second)
 	if secs < 1 {
 		secs = 1
 	}
 	s, err := p.query(fmt.Sprintf("max_over_time(ALERTS[%ds])", secs))
 	if err != nil {
-		p.t.Fatalf("ALERTS history: %v", err)
+		t.Fatalf("ALERTS history: %v", err)
 	}
 	return s
 }
