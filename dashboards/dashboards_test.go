@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -86,12 +87,20 @@ func TestDashboardStructure(t *testing.T) {
 				t.Errorf("%s: template variable %q missing", d.File, name)
 				continue
 			}
-			// "All" must send a regex that also matches a missing label (a
-			// single cluster has no cluster label at all).
-			if v["includeAll"] != true || v["allValue"] != ".*" {
-				t.Errorf("%s: variable %s: want includeAll with allValue \".*\", got includeAll %v allValue %v",
-					d.File, name, v["includeAll"], v["allValue"])
+			// "All" of cluster must send a regex that also matches a missing
+			// label: a single cluster has no cluster label at all. The other
+			// labels always exist (".+" is the usual All of job and instance).
+			want := []any{".*", ".+"}
+			if name == "cluster" {
+				want = []any{".*"}
 			}
+			if v["includeAll"] != true || !slices.Contains(want, v["allValue"]) {
+				t.Errorf("%s: variable %s: want includeAll with allValue in %q, got includeAll %v allValue %v",
+					d.File, name, want, v["includeAll"], v["allValue"])
+			}
+		}
+		if m["editable"] != false {
+			t.Errorf("%s: editable %v, want false: a provisioned dashboard is replaced at each reload, edits would be lost", d.File, m["editable"])
 		}
 
 		ids := map[float64]string{}
