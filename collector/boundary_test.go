@@ -41,6 +41,17 @@ func TestEventsAtCursorTimestamp(t *testing.T) {
 				m = e.scrape(nil)
 				e.checkTruth(m, nil)
 			}
+			// All these events completed at once (no running ones), so
+			// the console's counts over the polled intervals add up to
+			// exactly what was counted: no interval overlaps another at
+			// the cursor's millisecond.
+			var counted float64
+			for _, s := range m.series("indexima_events_total", l("node", n)) {
+				counted += s.value
+			}
+			if got := m.value(t, "indexima_events_reported_total", l("node", n)); got != counted {
+				t.Errorf("events reported %v, counted %v: count intervals overlap or miss", got, counted)
+			}
 			if got := m.value(t, "indexima_events_total", l("node", n, "event", "SAVE_METADATA")); got != 5 {
 				t.Errorf("SAVE_METADATA counted %v times, want 5", got)
 			}

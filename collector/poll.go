@@ -71,6 +71,12 @@ func (p *poller) firstContact(ctx context.Context, st *nodeState) (*nodeState, e
 // events that vanished.
 func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, error) {
 	c := st.Cursor
+	// The count interval [c, last] includes the cursor's millisecond, so
+	// that an event dated c that arrived after the previous poll is still
+	// revealed by event/count (a console whose lastevents is exclusive would
+	// not list it). The events dated c known before this poll were reported
+	// by the previous interval already: they are not reported again.
+	reportedAtCursor := st.Seen.countAt(c)
 	s := newSink(p, st, true, c)
 	info, err := p.api.StreamListing(ctx, p.node, apiclient.Since(c), s)
 	if err != nil {
@@ -95,8 +101,8 @@ func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, er
 		if err != nil {
 			return nil, err
 		}
-		if n > 0 {
-			st.Reported += uint64(n)
+		if n > reportedAtCursor {
+			st.Reported += uint64(n - reportedAtCursor)
 		}
 		have, known := s.inRange(last)
 		if !known || n > int64(have) {

@@ -102,6 +102,18 @@ func (s *seenSet) endResponse() {
 	s.touched = s.touched[:0]
 }
 
+// countAt returns how many events dated exactly date were counted (or taken
+// into the baseline).
+func (s *seenSet) countAt(date int64) int64 {
+	var n int64
+	for _, e := range s.Entries {
+		if e.Date == date {
+			n += int64(e.Count)
+		}
+	}
+	return n
+}
+
 // raiseFloor forgets everything dated before floor (the floor never goes down).
 func (s *seenSet) raiseFloor(floor int64) {
 	if floor <= s.Floor {
