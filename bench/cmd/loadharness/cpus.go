@@ -1,0 +1,5 @@
+package main
+
+import "runtime"
+
+func numCPU() int { return runtime.NumCPU() }

@@ -1,0 +1,85 @@
+// Command loadharness measures indexima_exporter under load against the
+// simulator on loopback, and json_exporter on the same nodes, and prints
+// the tables of docs/performance.md:
+//
+//	go run ./bench/cmd/loadharness -n 1,10,50,200
+//
+// It builds the exporter from this module, and json_exporter (once, outside
+// the repository, in the user cache) unless -json=false. Every phase is
+// bounded in scrapes and the whole run by -timeout.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/bench/harness"
+)
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("loadharness", flag.ContinueOnError)
+	nodes := fs.String("n", "1,10,50,200", "numbers of nodes, comma-separated: one row each")
+	latency := fs.Duration("latency", 50*time.Millisecond, "latency of every node in the latency phase")
+	latencyScrapes := fs.Int("latency-scrapes", 5, "scrapes of the latency phase (negative: none)")
+	nodeScrapes := fs.Int("node-scrapes", 4000, "node-scrapes of the steady-state phase (scrapes = this / N, at least 10)")
+	interval := fs.Duration("interval", 30*time.Second, "simulated time between steady-state scrapes")
+	rate := fs.Float64("rate", 0.05, "events per node per simulated second")
+	day := fs.Bool("day", true, "run a simulated day for the largest N and report its resident memory")
+	daySteps := fs.Int("day-steps", 96, "scrapes of the simulated day")
+	concurrency := fs.Int("concurrency", 0, "--scrape.concurrency of the exporter (0: its default)")
+	exporter := fs.String("exporter", "", "indexima_exporter binary (default: built from this module)")
+	withJSON := fs.Bool("json", true, "compare with json_exporter "+harness.JSONExporterVersion)
+	jsonBin := fs.String("json-exporter", "", "json_exporter binary (default: built once in "+harness.DefaultJSONExporterDir()+")")
+	timeout := fs.Duration("timeout", 20*time.Minute, "bound of the whole run")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var ns []int
+	for _, s := range strings.Split(*nodes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 || n > 5000 {
+			fmt.Fprintf(os.Stderr, "loadharness: -n: %q is not a number of nodes in 1..5000\n", s)
+			return 2
+		}
+		ns = append(ns, n)
+	}
+	o := harness.Options{Nodes: ns, Latency: *latency, LatencyScrapes: *latencyScrapes, NodeScrapes: *nodeScrapes,
+		Interval: *interval, Rate: *rate, Day: *day, DaySteps: *daySteps, Concurrency: *concurrency,
+		ExporterBin: *exporter, JSONExporterBin: *jsonBin, Timeout: *timeout, Log: os.Stderr}
+	if o.ExporterBin == "" {
+		dir, err := os.MkdirTemp("", "loadharness-bin-")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		fmt.Fprintln(os.Stderr, "building indexima_exporter")
+		if o.ExporterBin, err = harness.BuildExporter(dir); err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+			return 1
+		}
+	}
+	if *withJSON && o.JSONExporterBin == "" {
+		fmt.Fprintln(os.Stderr, "json_exporter: using or building it in", harness.DefaultJSONExporterDir())
+		var err error
+		if o.JSONExporterBin, err = harness.EnsureJSONExporter(harness.DefaultJSONExporterDir()); err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v (run with -json=false to skip the comparison)\n", err)
+			return 1
+		}
+	}
+	start := time.Now()
+	rows, err := harness.Run(o)
+	harness.WriteTable(os.Stdout, rows)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+		return 1
+	}
+	fmt.Printf("\n%d CPU(s) seen by Go, run took %s\n", numCPU(), time.Since(start).Round(time.Second))
+	return 0
+}

@@ -1,0 +1,77 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+// Credentials of the simulated console. Not secrets: the console listens on
+// loopback and holds invented events only.
+const (
+	harnessUser     = "harness"
+	harnessPassword = "harness-password"
+	// staticToken is what json_exporter sends: it cannot log in.
+	staticToken = "harness-static-token-for-json-exporter"
+)
+
+// start of the simulated clock: a fixed day, so runs are reproducible.
+var clockStart = time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+
+// cluster is a simulated console with n nodes on loopback.
+type cluster struct {
+	sim   *simulator.Simulator
+	clock *simulator.ManualClock
+	nodes []simulator.NodeConfig
+}
+
+func nodeHost(i int) string { return fmt.Sprintf("node-%03d", i) }
+
+func startCluster(n int, rate float64, seed int64) (*cluster, error) {
+	c := &cluster{clock: simulator.NewManualClock(clockStart)}
+	for i := range n {
+		c.nodes = append(c.nodes, simulator.NodeConfig{Host: nodeHost(i), Port: 9999})
+	}
+	c.sim = simulator.New(simulator.Config{
+		Users:        map[string]string{harnessUser: harnessPassword},
+		StaticTokens: []string{staticToken},
+		Nodes:        c.nodes,
+		Clock:        c.clock,
+		Seed:         seed,
+		Rate:         rate,
+	})
+	if err := c.sim.Start("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("simulator: %w", err)
+	}
+	return c, nil
+}
+
+func (c *cluster) close() { _ = c.sim.Close() }
+
+// setLatency makes every node answer d late (0: clears).
+func (c *cluster) setLatency(d time.Duration) {
+	for _, n := range c.nodes {
+		c.sim.SetNodeFault(n.Key(), simulator.Fault{Latency: d})
+	}
+}
+
+// writeExporterConfig writes the exporter's configuration for the cluster
+// into dir and returns its path.
+func (c *cluster) writeExporterConfig(dir string) (string, error) {
+	pw := filepath.Join(dir, "password")
+	if err := os.WriteFile(pw, []byte(harnessPassword+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "console:\n  url: %s\n  username: %s\n  password_file: %s\n  timeout: 30s\nnodes:\n",
+		c.sim.URL(), harnessUser, pw)
+	for _, n := range c.nodes {
+		fmt.Fprintf(&b, "  - {host: %s, port: %d}\n", n.Host, n.Port)
+	}
+	path := filepath.Join(dir, "indexima.yml")
+	return path, os.WriteFile(path, []byte(b.String()), 0o600)
+}

@@ -1,0 +1,73 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// exposition is one parsed scrape.
+type exposition map[string]*dto.MetricFamily
+
+func parseExposition(body []byte) (exposition, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the exposition: %w", err)
+	}
+	return fams, nil
+}
+
+// sum adds the values of every series of a counter or gauge family.
+func (e exposition) sum(name string) float64 {
+	f := e[name]
+	if f == nil {
+		return 0
+	}
+	total := 0.0
+	for _, m := range f.Metric {
+		switch {
+		case m.Counter != nil:
+			total += m.Counter.GetValue()
+		case m.Gauge != nil:
+			total += m.Gauge.GetValue()
+		case m.Untyped != nil:
+			total += m.Untyped.GetValue()
+		}
+	}
+	return total
+}
+
+// series counts the series of the exposition that carry label=value.
+func (e exposition) series(label, value string) int {
+	n := 0
+	for _, f := range e {
+		for _, m := range f.Metric {
+			for _, l := range m.Label {
+				if l.GetName() == label && l.GetValue() == value {
+					if f.GetType() == dto.MetricType_HISTOGRAM {
+						n += len(m.Histogram.Bucket) + 2
+					} else {
+						n++
+					}
+					break
+				}
+			}
+		}
+	}
+	return n
+}
+
+// lines counts the sample lines of a text exposition.
+func sampleLines(body []byte) int {
+	n := 0
+	for _, l := range bytes.Split(body, []byte("\n")) {
+		if len(l) > 0 && l[0] != '#' {
+			n++
+		}
+	}
+	return n
+}
