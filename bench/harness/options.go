@@ -14,7 +14,7 @@ type Options struct {
 	// scrapes is NodeScrapes/N, within [MinScrapes, MaxScrapes], so that the
 	// CPU measured is far above the 10 ms resolution of /proc/PID/stat.
 	Interval    time.Duration // default 30s
-	Rate        float64       // default 0.05 (a busy node: 1.5 events per 30 s)
+	Rate        float64       // default 0.05 (a busy node: 1.5 events per 30 s); negative: none
 	NodeScrapes int           // default 4000
 	MinScrapes  int           // default 10
 	MaxScrapes  int           // default 4000
@@ -50,8 +50,11 @@ func (o Options) withDefaults() Options {
 	if o.Interval <= 0 {
 		o.Interval = 30 * time.Second
 	}
-	if o.Rate <= 0 {
+	switch {
+	case o.Rate == 0:
 		o.Rate = 0.05
+	case o.Rate < 0:
+		o.Rate = 0
 	}
 	if o.NodeScrapes <= 0 {
 		o.NodeScrapes = 4000

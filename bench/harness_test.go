@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/bench/harness"
+)
+
+// The load harness on a small cluster, so CI runs its code: the real
+// exporter binary against the simulator. In the steady state each node
+// costs exactly two console calls per scrape (lastevents and event/count;
+// version is cached), and the whole run logs in once.
+func TestHarnessSmallCluster(t *testing.T) {
+	bin, err := harness.BuildExporter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress strings.Builder
+	rows, err := harness.Run(harness.Options{
+		Nodes:          []int{3},
+		Rate:           -1, // no background events: nothing running, nothing to look up
+		NodeScrapes:    12,
+		MinScrapes:     4,
+		Latency:        20 * time.Millisecond,
+		LatencyScrapes: 2,
+		Day:            true,
+		DaySteps:       4,
+		ExporterBin:    bin,
+		Log:            &progress,
+		Timeout:        3 * time.Minute,
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	var table strings.Builder
+	harness.WriteTable(&table, rows)
+	t.Log("\n" + table.String())
+	if r.Scrapes != 4 {
+		t.Errorf("%d steady scrapes, want 4", r.Scrapes)
+	}
+	if r.RequestsPerNodeScrape != 2 || r.MaxRequestsPerNodeScrape != 2 {
+		t.Errorf("console calls per node per scrape: mean %.2f, busiest node %.2f; want 2 and 2 (by endpoint: %v)",
+			r.RequestsPerNodeScrape, r.MaxRequestsPerNodeScrape, r.RequestsByEndpoint)
+	}
+	for _, ep := range []string{"lastevents", "event_count"} {
+		if got := r.RequestsByEndpoint[ep]; got != 3*r.Scrapes {
+			t.Errorf("%s calls: %d, want one per node and scrape (%d)", ep, got, 3*r.Scrapes)
+		}
+	}
+	if r.Logins != 1 {
+		t.Errorf("%d logins over the run, want 1", r.Logins)
+	}
+	if r.SlowestNodeCalls != 2 || r.ScrapeMedian < 2*r.Latency {
+		t.Errorf("latency phase: slowest node made %d calls, median scrape %s with %s per call; want 2 calls and at least %s",
+			r.SlowestNodeCalls, r.ScrapeMedian, r.Latency, 2*r.Latency)
+	}
+	if r.CPUPerNodeScrape <= 0 && r.Scrapes*3 > 1000 {
+		t.Errorf("no CPU time measured")
+	}
+	if r.RSS <= 0 || r.Day == nil || r.Day.RSS <= 0 || r.Day.Scrapes != 4 {
+		t.Errorf("memory or day phase not measured: RSS %d, day %+v", r.RSS, r.Day)
+	}
+}
