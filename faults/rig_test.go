@@ -1,7 +1,10 @@
 package faults
 
 import (
+	"crypto/tls"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,6 +37,12 @@ type rigOpts struct {
 	// simulator's handler on a server of the test's own (to observe or
 	// alter traffic); the exporter is pointed at it.
 	front func(http.Handler) http.Handler
+	// consoleTLS, when set, serves the console over HTTPS with this
+	// certificate (through a server of the test's own).
+	consoleTLS *tls.Certificate
+	// consoleYAML is appended to the console section of the configuration
+	// (indented by two spaces), e.g. a tls_config.
+	consoleYAML string
 }
 
 // rig is one scenario: a simulated console on loopback with a manual
@@ -44,6 +53,7 @@ type rig struct {
 	clock   *simulator.ManualClock
 	sim     *simulator.Simulator
 	url     string   // console URL the exporter uses
+	extra   string   // consoleYAML
 	nodes   []string // configured node keys (host:port), also the node label values
 	dir     string
 	cfgPath string
@@ -86,9 +96,21 @@ func newRig(t *testing.T, o rigOpts) *rig {
 		timeout: o.timeout, args: o.args,
 		shift: map[string]int64{}, baseline: map[string]int64{}, high: map[string]int64{},
 		prev: map[string]map[string]float64{}}
-	r.url = sim.URL()
-	if o.front != nil {
-		srv := httptest.NewServer(o.front(sim.Handler()))
+	r.url, r.extra = sim.URL(), o.consoleYAML
+	if o.front != nil || o.consoleTLS != nil {
+		h := sim.Handler()
+		if o.front != nil {
+			h = o.front(h)
+		}
+		srv := httptest.NewUnstartedServer(h)
+		// Refused handshakes are what some tests are about; keep them quiet.
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		if o.consoleTLS != nil {
+			srv.TLS = &tls.Config{Certificates: []tls.Certificate{*o.consoleTLS}}
+			srv.StartTLS()
+		} else {
+			srv.Start()
+		}
 		t.Cleanup(srv.Close)
 		r.url = srv.URL
 	}
@@ -112,8 +134,14 @@ func (r *rig) writePassword(p string) {
 // configYAML is the configuration of the given simulator node keys.
 func (r *rig) configYAML(nodes []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "console:\n  url: %s\n  username: %s\n  password_file: %s\n  timeout: %s\nnodes:\n",
+	fmt.Fprintf(&b, "console:\n  url: %s\n  username: %s\n  password_file: %s\n  timeout: %s\n",
 		r.url, user, r.pwPath, r.timeout)
+	for _, l := range strings.Split(strings.TrimRight(r.extra, "\n"), "\n") {
+		if l != "" {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	b.WriteString("nodes:\n")
 	for _, n := range nodes {
 		host, port := splitKey(r.t, n)
 		fmt.Fprintf(&b, "  - host: %s\n    port: %d\n", host, port)
