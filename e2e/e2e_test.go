@@ -30,8 +30,11 @@ const quietFor = 20 * time.Second
 //     with node and down_node, then resolved;
 //  3. a memory-low episode: IndeximaMemoryLow and IndeximaHyperIndexesUnloaded
 //     pending then firing, and resolved once the indexes are loaded again;
-//  4. every query of every dashboard returns data;
-//  5. the exporter is killed and restarted: no alert fires (the old
+//  4. the console refuses the exporter's credentials:
+//     IndeximaConsoleCredentialsRefused and IndeximaConsoleUnreachable fire,
+//     the per-node alerts stay quiet, and all resolve with the password back;
+//  5. every query of every dashboard returns data;
+//  6. the exporter is killed and restarted: no alert fires (the old
 //     incidents are neither recounted nor mistaken for new ones).
 func TestEndToEnd(t *testing.T) {
 	promBin := requireTool(t, "prometheus", "Debian package prometheus")
@@ -105,8 +108,30 @@ func TestEndToEnd(t *testing.T) {
 		return
 	}
 
+	if !t.Run("console refuses the credentials", func(t *testing.T) {
+		// The password changes on the console and every token is revoked:
+		// the exporter's next call is refused, its logins fail.
+		sim.SetPassword(consoleUser, "changed-by-someone")
+		sim.RevokeTokens()
+		refused := e.labels("IndeximaConsoleCredentialsRefused", "warning", "result", "failure")
+		e.waitAlert(t, refused, "firing", 30*time.Second)
+		e.checkWasPending(t, refused)
+		e.waitAlert(t, e.labels("IndeximaConsoleUnreachable", "critical"), "firing", 60*time.Second)
+		// The old password is back: the exporter logs in again once its
+		// login backoff expires, and both alerts resolve.
+		sim.SetPassword(consoleUser, consolePassword)
+		e.waitResolved(t, "IndeximaConsoleUnreachable", 90*time.Second)
+		e.waitResolved(t, "IndeximaConsoleCredentialsRefused", 60*time.Second)
+	}) {
+		return
+	}
+
 	t.Run("only the expected alerts during the incidents", func(t *testing.T) {
-		expected := []string{"IndeximaNodeDownReported", "IndeximaMemoryLow", "IndeximaHyperIndexesUnloaded"}
+		// IndeximaNodeUnreachable and IndeximaExporterCollectorFailed must
+		// stay quiet while the console refuses the exporter: the console
+		// alert says it once.
+		expected := []string{"IndeximaNodeDownReported", "IndeximaMemoryLow", "IndeximaHyperIndexesUnloaded",
+			"IndeximaConsoleCredentialsRefused", "IndeximaConsoleUnreachable"}
 		for _, s := range prom.alertsSince(t, time.Since(incidentsAt)) {
 			if !slices.Contains(expected, s.Metric["alertname"]) && !scrapeHiccup(s) {
 				t.Errorf("unexpected alert during the incidents: %s", describeAlerts([]sample{s}))
