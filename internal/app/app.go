@@ -110,7 +110,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 	if err != nil {
 		return fail(stderr, exitUsage, "%v", err)
 	}
-	reg.MustRegister(exporter)
+	var state *stateFile
+	if o.stateFile != "" {
+		state = newStateFile(o.stateFile, exporter, log.With(logger, "component", "state"))
+		reg.MustRegister(savingCollector{exporter, state})
+	} else {
+		reg.MustRegister(exporter)
+	}
 	builder := clientBuilder{observer: collector.NewAPIObserver(reg), logger: log.With(logger, "component", "apiclient")}
 
 	source := func() (*config.Config, error) { return config.Load(o.configFile) }
@@ -128,6 +134,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 	r := newReloader(reg, log.With(logger, "component", "config"), source, build, exporter.SetClusters)
 	if err := r.load(); err != nil {
 		return fail(stderr, exitError, "%v", err)
+	}
+	if state != nil {
+		if err := state.restore(); err != nil {
+			return fail(stderr, exitError, "%v", err)
+		}
+		go state.run()
+		defer state.close() // after the server stopped: the last save
 	}
 	handler, err := newHandler(reg, o.telemetryPath, r, logger)
 	if err != nil {

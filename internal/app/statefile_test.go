@@ -1,0 +1,77 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-kit/log"
+
+	"github.com/indexima-exporter/indexima_exporter/collector"
+)
+
+func newTestStateFile(t *testing.T, path string) (*stateFile, *strings.Builder) {
+	t.Helper()
+	exp, err := collector.New(collector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	return newStateFile(path, exp, log.NewLogfmtLogger(&logs)), &logs
+}
+
+func TestStateFileStartsWithoutFileAndWritesOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s, logs := newTestStateFile(t, path)
+	if err := s.restore(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("no state file written at start: %v", err)
+	}
+	if !strings.Contains(logs.String(), "no state file yet") {
+		t.Errorf("logs: %s", logs)
+	}
+	// A second start reads what the first wrote.
+	s2, logs2 := newTestStateFile(t, path)
+	if err := s2.restore(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs2.String(), `msg="state restored"`) {
+		t.Errorf("logs: %s", logs2)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left beside the state file: %v", entries)
+	}
+}
+
+func TestStateFileUnusableIsSetAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, logs := newTestStateFile(t, path)
+	if err := s.restore(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path + ".unreadable"); err != nil || string(b) != "{not json" {
+		t.Errorf("the unusable file was not kept aside: %q %v", b, err)
+	}
+	if !strings.Contains(logs.String(), "set aside") {
+		t.Errorf("logs: %s", logs)
+	}
+	if b, err := os.ReadFile(path); err != nil || !strings.HasPrefix(string(b), "{") || string(b) == "{not json" {
+		t.Errorf("no fresh state file: %q %v", b, err)
+	}
+}
+
+func TestStateFileInAMissingDirectoryFailsAtStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "state.json")
+	code, _, stderr := runOnce(t, "--config.file="+writeFile(t, t.TempDir(), "c.yml", "console: {url: 'http://127.0.0.1:1'}\nnodes: [{host: a}]\n"),
+		"--events.state-file="+path, "--web.listen-address=127.0.0.1:0")
+	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--events.state-file") || !strings.Contains(stderr, "no such file or directory") {
+		t.Errorf("status %d, stderr %q: want one line naming the flag and the problem", code, stderr)
+	}
+}
