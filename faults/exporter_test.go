@@ -92,7 +92,7 @@ func launch(t *testing.T, o startOpts) *process {
 		tr.TLSClientConfig = o.tls
 	}
 	p.client = &http.Client{Transport: tr, Timeout: 60 * time.Second}
-	p.cmd = exec.Command(exporterBin, args...)
+	p.cmd = exec.Command(exporterBinary(t), args...)
 	p.cmd.Stderr, p.cmd.Stdout = p.stderr, p.stdout
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("starting the exporter: %v", err)

@@ -5,29 +5,43 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
-// exporterBin is the indexima_exporter binary every test runs.
-var exporterBin string
+// The indexima_exporter binary the tests run, built once on first use (a
+// run of the fuzz targets alone never builds it).
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "indexima-faults-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		return 1
+// exporterBinary returns the path of the built exporter, failing the test
+// if it cannot be built.
+func exporterBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "indexima-faults-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "indexima_exporter")
+		binErr = buildExporter(binPath)
+	})
+	if binErr != nil {
+		t.Fatalf("building the exporter: %v", binErr)
 	}
-	defer os.RemoveAll(dir)
-	exporterBin = filepath.Join(dir, "indexima_exporter")
-	if err := buildExporter(exporterBin); err != nil {
-		fmt.Fprintln(os.Stderr, "faults: building the exporter:", err)
-		return 1
-	}
-	return m.Run()
+	return binPath
 }
 
 // buildExporter builds the module's main package, the same program users
@@ -44,5 +58,8 @@ func buildExporter(out string) error {
 	args = append(args, "github.com/indexima-exporter/indexima_exporter")
 	cmd := exec.Command(goTool, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	return cmd.Run()
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build: %w", err)
+	}
+	return nil
 }
