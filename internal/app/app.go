@@ -142,7 +142,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 		go state.run()
 		defer state.close() // after the server stopped: the last save
 	}
-	handler, err := newHandler(reg, o.telemetryPath, r, logger)
+	var afterProbe func()
+	if state != nil {
+		afterProbe = state.saveSoon
+	}
+	handler, err := newHandler(reg, o.telemetryPath, r, probeHandler(exporter, afterProbe, logger), logger)
 	if err != nil {
 		return fail(stderr, exitError, "%v", err)
 	}

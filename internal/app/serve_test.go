@@ -170,6 +170,24 @@ func TestServesEndpointsAndReloads(t *testing.T) {
 		t.Errorf("/config: %d\n%s", code, body)
 	}
 
+	// /probe: one node, by name or host:port.
+	for target, want := range map[string]string{"a": `node="a"`, "core-b:9999": `node="b"`} {
+		code, body := r.get("/probe?target=" + target)
+		if code != 200 || !strings.Contains(body, "indexima_up{"+want+"} 1") {
+			t.Errorf("/probe?target=%s: %d\n%s", target, code, body)
+		}
+		for _, other := range []string{`node="a"`, `node="b"`} {
+			if other != want && strings.Contains(body, other) {
+				t.Errorf("/probe?target=%s holds series of %s", target, other)
+			}
+		}
+	}
+	for _, bad := range []string{"/probe", "/probe?target=zz", "/probe?target=a&module=prod"} {
+		if code, body := r.get(bad); code != http.StatusBadRequest {
+			t.Errorf("GET %s: %d %q, want 400", bad, code, body)
+		}
+	}
+
 	// /-/reload wants POST.
 	if code, _ := r.get("/-/reload"); code != http.StatusMethodNotAllowed {
 		t.Errorf("GET /-/reload: %d, want 405", code)

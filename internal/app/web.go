@@ -14,8 +14,9 @@ import (
 )
 
 // newHandler routes the exporter's HTTP endpoints.
-func newHandler(reg *prometheus.Registry, metricsPath string, r *reloader, logger log.Logger) (http.Handler, error) {
+func newHandler(reg *prometheus.Registry, metricsPath string, r *reloader, probe http.Handler, logger log.Logger) (http.Handler, error) {
 	mux := http.NewServeMux()
+	mux.Handle("/probe", probe)
 	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorLog:      promLogger{logger},
 		ErrorHandling: promhttp.ContinueOnError,
@@ -63,6 +64,7 @@ func newHandler(reg *prometheus.Registry, metricsPath string, r *reloader, logge
 			{Address: "/-/healthy", Text: "Health", Description: "200 while the exporter runs"},
 			{Address: "/-/ready", Text: "Readiness", Description: "200 once a configuration is loaded"},
 			{Address: "/config", Text: "Configuration", Description: "the configuration in force, secrets hidden; POST /-/reload or SIGHUP reloads it"},
+			{Address: "/probe", Text: "Probe", Description: "one node: /probe?target=<node>&module=<cluster>"},
 		},
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +78,16 @@ func TestClustersFormLabelsEverySeries(t *testing.T) {
 		}
 	}
 	promtoolCheck(t, s.text)
+
+	// /probe gives one node of one cluster.
+	code, body := e.get("/probe?target=core-1&module=staging")
+	if code != 200 {
+		t.Fatalf("/probe: %d %s", code, body)
+	}
+	if v, ok := parse(t, body).value("indexima_up", map[string]string{"cluster": "staging", "node": "core-1"}); !ok || v != 1 {
+		t.Errorf("/probe?target=core-1&module=staging: indexima_up = %v (present %v)\n%s", v, ok, body)
+	}
+	if strings.Contains(body, `cluster="prod"`) || strings.Contains(body, `node="core-2"`) {
+		t.Errorf("/probe?target=core-1&module=staging holds other nodes' series:\n%s", body)
+	}
 }

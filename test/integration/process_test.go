@@ -191,10 +191,16 @@ func (e *exporter) scrape() *scrape {
 	if code != http.StatusOK {
 		e.t.Fatalf("/metrics: status %d\n%s", code, body)
 	}
+	return parse(e.t, body)
+}
+
+// parse reads the text exposition format.
+func parse(t *testing.T, body string) *scrape {
+	t.Helper()
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
-		e.t.Fatalf("/metrics does not parse: %v", err)
+		t.Fatalf("the exposition does not parse: %v\n%s", err, body)
 	}
 	return &scrape{text: body, families: fams}
 }

@@ -1,0 +1,39 @@
+package app
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/indexima-exporter/indexima_exporter/collector"
+)
+
+// probeHandler serves /probe?target=<node>&module=<cluster>: the metrics of
+// one configured node, in a registry of its own built for the request, so
+// nothing of one probe leaks into another. target is the node's name or
+// host:port; module the cluster's name (absent with the single-cluster
+// form). Polls are shared with /metrics, so both can be scraped safely.
+func probeHandler(exp *collector.Exporter, afterCollect func(), logger log.Logger) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		target, module := q.Get("target"), q.Get("module")
+		if target == "" {
+			http.Error(w, "The target parameter is missing: /probe?target=<node name or host:port>&module=<cluster>.", http.StatusBadRequest)
+			return
+		}
+		c, ok := exp.NodeCollector(module, target)
+		if !ok {
+			http.Error(w, fmt.Sprintf("Unknown target %q in module %q: probe only nodes of the configuration (see /config).", target, module), http.StatusBadRequest)
+			return
+		}
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(c)
+		promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: promLogger{logger}, ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(w, r)
+		if afterCollect != nil {
+			afterCollect()
+		}
+	}
+}
