@@ -117,7 +117,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 	} else {
 		reg.MustRegister(exporter)
 	}
-	builder := clientBuilder{observer: collector.NewAPIObserver(reg), logger: log.With(logger, "component", "apiclient")}
+	// The API call metrics live in a registry gathered after the main one
+	// (Gatherers gather in order), so a scrape shows the calls it made
+	// itself; in the same registry they would be read while the polls run.
+	apiReg := prometheus.NewRegistry()
+	builder := clientBuilder{observer: collector.NewAPIObserver(apiReg), logger: log.With(logger, "component", "apiclient")}
 
 	source := func() (*config.Config, error) { return config.Load(o.configFile) }
 	build := builder.fileBuilder(o.configFile)
@@ -146,7 +150,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 	if state != nil {
 		afterProbe = state.saveSoon
 	}
-	handler, err := newHandler(reg, o.telemetryPath, r, probeHandler(exporter, afterProbe, logger), logger)
+	handler, err := newHandler(reg, prometheus.Gatherers{reg, apiReg}, o.telemetryPath, r, probeHandler(exporter, afterProbe, logger), logger)
 	if err != nil {
 		return fail(stderr, exitError, "%v", err)
 	}

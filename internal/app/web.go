@@ -13,11 +13,12 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 )
 
-// newHandler routes the exporter's HTTP endpoints.
-func newHandler(reg *prometheus.Registry, metricsPath string, r *reloader, probe http.Handler, logger log.Logger) (http.Handler, error) {
+// newHandler routes the exporter's HTTP endpoints. /metrics serves
+// gatherer; reg receives the metrics of the /metrics handler itself.
+func newHandler(reg prometheus.Registerer, gatherer prometheus.Gatherer, metricsPath string, r *reloader, probe http.Handler, logger log.Logger) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/probe", probe)
-	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	metrics := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		ErrorLog:      promLogger{logger},
 		ErrorHandling: promhttp.ContinueOnError,
 	})

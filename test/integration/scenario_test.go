@@ -33,7 +33,8 @@ type cluster struct {
 	lastSeq  map[string]int64 // node name -> latest Seq in its log at that poll
 }
 
-func nodeName(i int) string { return fmt.Sprintf("core-%d", i) }
+func nodeName(i int) string    { return fmt.Sprintf("core-%d", i) }
+func nodeVersion(i int) string { return fmt.Sprintf("2024.%d.7", i) }
 func nodeKey(name string) string {
 	return simulator.NodeConfig{Host: name, Port: 9999}.Key()
 }
@@ -51,7 +52,7 @@ func newCluster(t *testing.T, nodes int, password string) *cluster {
 		Rate:          0.02,
 	}
 	for i := 1; i <= nodes; i++ {
-		cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: nodeName(i), Port: 9999})
+		cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: nodeName(i), Port: 9999, Version: nodeVersion(i)})
 	}
 	sim := simulator.New(cfg)
 	if err := sim.Start("127.0.0.1:0"); err != nil {
@@ -153,6 +154,11 @@ func TestExporterFollowsTheSimulatedCluster(t *testing.T) {
 	if v, _ := s.value("indexima_console_up", map[string]string{}); v != 1 {
 		t.Errorf("indexima_console_up = %v, want 1", v)
 	}
+	for i, n := range all {
+		if v, ok := s.value("indexima_node_info", map[string]string{"node": n, "version": nodeVersion(i + 1)}); !ok || v != 1 {
+			t.Errorf("indexima_node_info{node=%q,version=%q} = %v (present %v), want 1", n, nodeVersion(i+1), v, ok)
+		}
+	}
 
 	// Background events, a node-down report, a memory-low episode.
 	c.advance(30 * time.Second)
@@ -210,12 +216,18 @@ func TestExporterFollowsTheSimulatedCluster(t *testing.T) {
 
 	// The token expires: renewed with exactly one login.
 	logins := c.sim.Stats().Logins
+	loginsMetric, _ := s.value("indexima_exporter_logins_total", map[string]string{"result": "success"})
 	c.advance(tokenLifetime + time.Minute)
 	s = e.scrape()
+
 	c.observe(s, all...)
 	c.verify(s, "token expired", all...)
 	if got := c.sim.Stats().Logins; got != logins+1 {
 		t.Errorf("logins after the token expired: %d, want exactly one more than %d", got, logins)
+	}
+	// The exporter's own counter shows that login in the same scrape.
+	if v, _ := s.value("indexima_exporter_logins_total", map[string]string{"result": "success"}); v != loginsMetric+1 {
+		t.Errorf("indexima_exporter_logins_total{result=\"success\"} = %v after the token expired, want %v", v, loginsMetric+1)
 	}
 
 	// The real scrape passes promtool's lint.
