@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -77,6 +78,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 	}
 	if !strings.HasPrefix(o.telemetryPath, "/") || o.telemetryPath == "/" || strings.HasPrefix(o.telemetryPath, "/-/") {
 		return fail(stderr, exitUsage, "--web.telemetry-path %q: give a path starting with / other than / and /-/...", o.telemetryPath)
+	}
+	if o.concurrency < 1 || o.maxLabelValues < 1 {
+		return fail(stderr, exitUsage, "--scrape.concurrency and --label.max-values must be at least 1 (got %d and %d)", o.concurrency, o.maxLabelValues)
 	}
 	if o.configCheck {
 		if o.demo {
@@ -181,6 +185,10 @@ func flagError(cl *kingpin.Application, args []string, err error) error {
 		e := pc.Elements[i]
 		f, ok := e.Clause.(*kingpin.FlagClause)
 		if ok && e.Value != nil && strings.Contains(err.Error(), *e.Value) {
+			var ne *strconv.NumError
+			if errors.As(err, &ne) {
+				return fmt.Errorf("--%s: %q is not a number", f.Model().Name, *e.Value)
+			}
 			return fmt.Errorf("--%s: %w", f.Model().Name, err)
 		}
 	}

@@ -48,7 +48,9 @@ func TestUserErrorsGiveOneLine(t *testing.T) {
 		want string // in the one line
 	}{
 		{"bad flag", []string{"--no-such-flag"}, "unknown long flag '--no-such-flag'"},
-		{"bad flag value", []string{"--scrape.concurrency=many"}, "scrape.concurrency"},
+		{"bad flag value", []string{"--scrape.concurrency=many"}, `--scrape.concurrency: "many" is not a number`},
+		{"zero concurrency", []string{"--scrape.concurrency=0"}, "--scrape.concurrency and --label.max-values must be at least 1"},
+		{"negative label bound", []string{"--label.max-values=-1"}, "must be at least 1"},
 		{"bad log level", []string{"--log.level=loud"}, "log.level"},
 		{"unexpected argument", []string{"extra"}, "unexpected extra"},
 		{"file missing", []string{"--config.file=" + filepath.Join(dir, "none.yml")}, `none.yml": file not found`},
