@@ -65,6 +65,8 @@ func TestUserErrorsGiveOneLine(t *testing.T) {
 		{"web config missing", []string{"--config.file=" + good, "--web.config.file=" + filepath.Join(dir, "web-none.yml")}, "web config file"},
 		{"bad telemetry path", []string{"--config.file=" + good, "--web.telemetry-path=metrics"}, "--web.telemetry-path"},
 		{"check with demo", []string{"--demo", "--config.check"}, "--config.check"},
+		{"state file and no config", []string{"--config.file=" + filepath.Join(dir, "none.yml"), "--events.state-file=" + filepath.Join(dir, "state.json")}, "file not found"},
+		{"telemetry path taken", []string{"--config.file=" + good, "--web.telemetry-path=/probe"}, "--web.telemetry-path"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

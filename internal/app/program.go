@@ -1,0 +1,120 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/version"
+
+	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/internal/demo"
+)
+
+// program is the running exporter, wired: registries, collector,
+// configuration, state file, demo cluster and HTTP handler.
+type program struct {
+	o        *options
+	logger   log.Logger
+	reg      *prometheus.Registry
+	reloader *reloader
+	state    *stateFile // nil without --events.state-file
+	demo     *demo.Demo // nil without --demo
+	handler  http.Handler
+}
+
+// newProgram builds everything and loads the configuration; an error is a
+// start the user must fix (one line).
+func newProgram(o *options, logger log.Logger) (p *program, err error) {
+	p = &program{o: o, logger: logger, reg: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	p.reg.MustRegister(
+		versioncollector.NewCollector(Name), // indexima_exporter_build_info
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	exporter, err := collector.New(collector.Options{
+		Logger:         log.With(logger, "component", "collector"),
+		Enabled:        o.collectors(),
+		Concurrency:    o.concurrency,
+		MaxLabelValues: o.maxLabelValues,
+		StateFile:      o.stateFile,
+	})
+	if err != nil {
+		return p, err
+	}
+	afterCollect := func() {}
+	var state *stateFile
+	if o.stateFile != "" {
+		state = newStateFile(o.stateFile, exporter, log.With(logger, "component", "state"))
+		p.reg.MustRegister(savingCollector{exporter, state})
+		afterCollect = state.saveSoon
+	} else {
+		p.reg.MustRegister(exporter)
+	}
+	// The API call metrics live in a registry gathered after the main one
+	// (Gatherers gather in order), so a scrape shows the calls it made
+	// itself; in the same registry they would be read while the polls run.
+	apiReg := prometheus.NewRegistry()
+	builder := clientBuilder{observer: collector.NewAPIObserver(apiReg), logger: log.With(logger, "component", "apiclient")}
+
+	source := func() (*config.Config, error) { return config.Load(o.configFile) }
+	build := builder.fileBuilder(o.configFile)
+	if o.demo {
+		if p.demo, err = demo.Start(logger); err != nil {
+			return p, err
+		}
+		demoCfg := p.demo.Config()
+		source = func() (*config.Config, error) { return demoCfg, nil }
+		build = builder.build
+	}
+	p.reloader = newReloader(p.reg, log.With(logger, "component", "config"), source, build, exporter.SetClusters)
+	if err := p.reloader.load(); err != nil {
+		return p, err
+	}
+	if state != nil {
+		if err := state.restore(); err != nil {
+			return p, err
+		}
+		go state.run()
+		p.state = state // from now on, close saves it
+	}
+	probe := probeHandler(exporter, afterCollect, logger)
+	p.handler, err = newHandler(p.reg, prometheus.Gatherers{p.reg, apiReg}, o.telemetryPath, p.reloader, probe, logger)
+	return p, err
+}
+
+// started logs the start and, in demo mode, starts the scenario.
+func (p *program) started() {
+	level.Info(p.logger).Log("msg", "starting "+Name, "version", version.Info(), "build_context", version.BuildContext())
+	if p.demo != nil {
+		// First contact now, so the demo's opening events are counted.
+		if _, err := p.reg.Gather(); err != nil {
+			level.Warn(p.logger).Log("msg", "demo: first scrape", "err", err)
+		}
+		p.demo.Play()
+		return
+	}
+	cfg := p.reloader.config()
+	level.Info(p.logger).Log("msg", "configuration loaded", "file", p.o.configFile,
+		"clusters", len(cfg.Clusters), "nodes", cfg.NodeCount())
+}
+
+// close saves the state one last time and stops the demo cluster; call it
+// after the HTTP server stopped.
+func (p *program) close() {
+	if p.state != nil {
+		p.state.close()
+	}
+	if p.demo != nil {
+		p.demo.Close()
+	}
+}
