@@ -44,7 +44,8 @@ var opening = []step{
 	}},
 	{5 * time.Second, "memory low on core-1, hyperindexes unloaded", func(s *simulator.Simulator) { s.MemoryLowEpisode(nodeKey(1)) }},
 	{7 * time.Second, "cluster stop", func(s *simulator.Simulator) { s.StopCluster() }},
-	{6 * time.Second, "cluster start: tables and hyperindexes load", func(s *simulator.Simulator) { s.StartCluster() }},
+	// Stopped long enough for a 15s scrape interval to see it.
+	{20 * time.Second, "cluster start: tables and hyperindexes load", func(s *simulator.Simulator) { s.StartCluster() }},
 	{8 * time.Second, "memory low on core-3", func(s *simulator.Simulator) { s.MemoryLowEpisode(nodeKey(3)) }},
 }
 
