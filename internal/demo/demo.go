@@ -56,6 +56,7 @@ type Demo struct {
 	logger log.Logger
 	cancel context.CancelFunc
 	done   chan struct{}
+	pace   float64 // multiplies the opening's waits; 1, tests shorten it
 }
 
 func nodeName(i int) string { return fmt.Sprintf("core-%d", i) }
@@ -83,7 +84,7 @@ func Start(logger log.Logger) (*Demo, error) {
 	}
 	level.Info(logger).Log("msg", "demo: simulated console listening", "url", sim.URL(),
 		"nodes", Nodes, "speed", fmt.Sprintf("%dx", Speed), "user", user)
-	return &Demo{sim: sim, clock: clock, logger: logger, done: make(chan struct{})}, nil
+	return &Demo{sim: sim, clock: clock, logger: logger, done: make(chan struct{}), pace: 1}, nil
 }
 
 // Config is the exporter configuration pointing at the simulated console.
@@ -107,7 +108,7 @@ func (d *Demo) Play() {
 	go func() {
 		defer close(d.done)
 		for _, s := range opening {
-			t := time.NewTimer(s.after)
+			t := time.NewTimer(time.Duration(float64(s.after) * d.pace))
 			select {
 			case <-ctx.Done():
 				t.Stop()
