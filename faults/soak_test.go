@@ -116,7 +116,7 @@ var soakFaults = []soakFault{
 }
 
 // The soak: a simulated day (or --soak.days) of four busy nodes, scraped
-// every 40-80 simulated seconds, with faults of every kind above injected
+// every 50-90 simulated seconds, with faults of every kind above injected
 // from a seeded generator. At the end every counter must equal the truth.
 // It prints the totals; run it with
 //
@@ -146,9 +146,9 @@ func TestSoak(t *testing.T) {
 	r.scrape()
 	end := r.clock.Now().Add(time.Duration(*soakDays * float64(24*time.Hour)))
 	scrapes, activeUntil := 0, 0
-	const maxScrapes = 5000 // bound: a day at 40-80 s steps is about 1450
+	const maxScrapes = 5000 // bound: a day at 50-90 s steps is about 1240
 	for ; r.clock.Now().Before(end) && scrapes < maxScrapes; scrapes++ {
-		r.advance(time.Duration(40+s.rng.IntN(41)) * time.Second)
+		r.advance(time.Duration(50+s.rng.IntN(41)) * time.Second)
 		if scrapes >= activeUntil {
 			for _, c := range s.clear {
 				c()
