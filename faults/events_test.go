@@ -61,7 +61,7 @@ func TestEventsAtTheCursor(t *testing.T) {
 				t.Errorf("TABLE_LOADED at the cursor counted %v times, want 5", got)
 			}
 			tl := r.check(r.settle())
-			t.Logf("events at the cursor: %s", tl)
+			t.Logf("events at the cursor (exclusive since %v): %s", exclusive, tl)
 		})
 	}
 }
