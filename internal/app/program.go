@@ -51,10 +51,15 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	if err != nil {
 		return p, err
 	}
+	var applied []collector.Cluster // the clusters in force (the reloader serialises changes)
+	apply := func(c []collector.Cluster) {
+		applied = c
+		exporter.SetClusters(c)
+	}
 	afterCollect := func() {}
 	var state *stateFile
 	if o.stateFile != "" {
-		state = newStateFile(o.stateFile, exporter, log.With(logger, "component", "state"))
+		state = newStateFile(o.stateFile, exporter, func() []collector.Cluster { return applied }, log.With(logger, "component", "state"))
 		p.reg.MustRegister(savingCollector{exporter, state})
 		afterCollect = state.saveSoon
 	} else {
@@ -76,7 +81,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		source = func() (*config.Config, error) { return demoCfg, nil }
 		build = builder.build
 	}
-	p.reloader = newReloader(p.reg, log.With(logger, "component", "config"), source, build, exporter.SetClusters)
+	p.reloader = newReloader(p.reg, log.With(logger, "component", "config"), source, build, apply)
 	if err := p.reloader.load(); err != nil {
 		return p, err
 	}

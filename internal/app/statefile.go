@@ -1,8 +1,10 @@
 package app
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -11,32 +13,35 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/internal/statefile"
 )
 
 // stateFile keeps the collector's event cursors and counters in a file
 // (--events.state-file), so a restarted exporter resumes where it stopped
 // instead of taking a new baseline: nothing lost, nothing counted twice.
 // The file is written after scrapes (coalesced, by one goroutine) and at
-// shutdown, always to a temporary file renamed over the old one, so a crash
-// leaves either the old or the new state, never half of one.
+// shutdown with internal/statefile: a temporary file renamed over the old
+// one, so a crash leaves either the old or the new state, never half of one.
 type stateFile struct {
-	path   string
-	exp    *collector.Exporter
-	logger log.Logger
-	kick   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
+	path     string
+	exp      *collector.Exporter
+	clusters func() []collector.Cluster // the configuration in force
+	logger   log.Logger
+	kick     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
-func newStateFile(path string, exp *collector.Exporter, logger log.Logger) *stateFile {
-	return &stateFile{path: path, exp: exp, logger: logger,
+func newStateFile(path string, exp *collector.Exporter, clusters func() []collector.Cluster, logger log.Logger) *stateFile {
+	return &stateFile{path: path, exp: exp, clusters: clusters, logger: logger,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // restore reads the file if there is one (call it after the first
 // SetClusters) and writes it back at once, so an unwritable path is reported
-// at start rather than at the first save. A file that does not parse is set
-// aside (it would otherwise be overwritten) and the exporter starts fresh.
+// at start rather than at the first save. A file whose content cannot be
+// used is set aside (it would otherwise be overwritten) and the exporter
+// starts fresh; a file that cannot be read at all stops the start.
 func (s *stateFile) restore() error {
 	// Writable? Asked first, so a bad path fails before anything is logged.
 	probe, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".probe-*")
@@ -46,51 +51,66 @@ func (s *stateFile) restore() error {
 	probe.Close()
 	os.Remove(probe.Name())
 
-	f, err := os.Open(s.path)
+	var restored int
+	var content error // the file was read, its content is not usable
+	found, err := statefile.ReadWith(s.path, func(r io.Reader) error {
+		restored, content = s.read(r)
+		return content
+	})
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		level.Info(s.logger).Log("msg", "no state file yet; nodes start from their first contact", "file", s.path)
-	case err != nil:
-		return fmt.Errorf("--events.state-file %q: %v", s.path, openErr(err))
-	default:
-		n, rerr := s.exp.ReadState(f)
-		f.Close()
-		if rerr != nil {
-			aside := s.path + ".unreadable"
-			level.Warn(s.logger).Log("msg", "state file not usable, set aside; nodes start from their first contact",
-				"file", s.path, "moved_to", aside, "err", rerr)
-			if err := os.Rename(s.path, aside); err != nil {
-				return fmt.Errorf("--events.state-file %q: unusable (%v) and cannot be set aside: %v", s.path, rerr, openErr(err))
-			}
-		} else {
-			level.Info(s.logger).Log("msg", "state restored", "file", s.path, "nodes", n)
+	case content != nil:
+		aside := s.path + ".unreadable"
+		level.Warn(s.logger).Log("msg", "state file not usable, set aside; nodes start from their first contact",
+			"file", s.path, "moved_to", aside, "err", content)
+		if err := os.Rename(s.path, aside); err != nil {
+			return fmt.Errorf("--events.state-file %q: unusable (%v) and cannot be set aside: %v", s.path, content, openErr(err))
 		}
+	case err != nil:
+		return fmt.Errorf("--events.state-file: %v", err)
+	case !found:
+		level.Info(s.logger).Log("msg", "no state file yet; nodes start from their first contact", "file", s.path)
+	default:
+		level.Info(s.logger).Log("msg", "state restored", "file", s.path, "nodes", restored)
 	}
 	if err := s.save(); err != nil {
-		return fmt.Errorf("--events.state-file %q: %v", s.path, err)
+		return fmt.Errorf("--events.state-file: %v", err)
 	}
 	return nil
 }
 
-// save writes the state atomically.
-func (s *stateFile) save() error {
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".tmp-*")
+// read restores the collector's state. The state is first tried on a
+// scratch exporter with the same nodes: a state the collector cannot take,
+// even one that makes it panic (and leave its locks held), is an error that
+// sets the file aside, never a crash or a stuck exporter.
+func (s *stateFile) read(r io.Reader) (int, error) {
+	data, err := io.ReadAll(r)
 	if err != nil {
-		return openErr(err)
+		return 0, err
 	}
-	defer os.Remove(tmp.Name()) // no-op once renamed
-	if err := s.exp.WriteState(tmp); err != nil {
-		tmp.Close()
+	if err := s.trial(data); err != nil {
+		return 0, err
+	}
+	return s.exp.ReadState(bytes.NewReader(data))
+}
+
+func (s *stateFile) trial(data []byte) (err error) {
+	scratch, err := collector.New(collector.Options{})
+	if err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return openErr(os.Rename(tmp.Name(), s.path))
+	scratch.SetClusters(s.clusters())
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the collector cannot restore this state: %v", p)
+		}
+	}()
+	_, err = scratch.ReadState(bytes.NewReader(data))
+	return err
+}
+
+// save writes the state atomically (temporary file, fsync, rename).
+func (s *stateFile) save() error {
+	return statefile.WriteWith(s.path, s.exp.WriteState)
 }
 
 // run saves after each kick until close; close saves one last time.

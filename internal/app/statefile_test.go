@@ -8,8 +8,13 @@ import (
 
 	"github.com/go-kit/log"
 
+	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
 )
+
+// oneNode is a configuration of one node, core-1:9999, without a client
+// (nothing is scraped).
+var oneNode = []collector.Cluster{{Nodes: []collector.Node{{Target: apiclient.Node{Host: "core-1", Port: 9999}}}}}
 
 func newTestStateFile(t *testing.T, path string) (*stateFile, *strings.Builder) {
 	t.Helper()
@@ -17,8 +22,9 @@ func newTestStateFile(t *testing.T, path string) (*stateFile, *strings.Builder) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	exp.SetClusters(oneNode)
 	var logs strings.Builder
-	return newStateFile(path, exp, log.NewLogfmtLogger(&logs)), &logs
+	return newStateFile(path, exp, func() []collector.Cluster { return oneNode }, log.NewLogfmtLogger(&logs)), &logs
 }
 
 func TestStateFileStartsWithoutFileAndWritesOne(t *testing.T) {
@@ -73,5 +79,22 @@ func TestStateFileInAMissingDirectoryFailsAtStart(t *testing.T) {
 		"--events.state-file="+path, "--web.listen-address=127.0.0.1:0")
 	if code == 0 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--events.state-file") || !strings.Contains(stderr, "no such file or directory") {
 		t.Errorf("status %d, stderr %q: want one line naming the flag and the problem", code, stderr)
+	}
+}
+
+// A state the collector chokes on (here a null histogram, which made it
+// panic when fuzzed) never crashes the start.
+func TestStateFileTheCollectorChokesOnDoesNotCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	bad := `{"version":1,"nodes":{"/core-1:9999":{"contacted":true,"cursor":1,"durations":{"NODE_DOWN":null}}}}`
+	if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, logs := newTestStateFile(t, path)
+	if err := s.restore(); err != nil {
+		t.Fatalf("restore: %v\n%s", err, logs)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("no state file after restore: %v", err)
 	}
 }
