@@ -158,19 +158,11 @@ func measureExporter(ctx context.Context, o Options, c *cluster, row *Row, day b
 	}
 
 	if day {
-		step := 24 * time.Hour / time.Duration(o.DaySteps)
-		ph, err := e.run(ctx, o.DaySteps, step)
+		d, err := e.dayPhase(ctx, o, n)
 		if err != nil {
 			return fmt.Errorf("day phase: %w", err)
 		}
-		m, err := readMemory(e.p.pid())
-		if err != nil {
-			return err
-		}
-		row.Day = &DayRow{Scrapes: ph.scrapes, Simulated: 24 * time.Hour, RSS: m.RSS, PeakRSS: m.Peak,
-			CPUPerNodeScrape: ph.cpu / time.Duration(n*ph.scrapes),
-			EventsCounted:    e.last.sum("indexima_events_total"),
-			EventsReported:   e.last.sum("indexima_events_reported_total")}
+		row.Day = d
 	}
 	row.Counted = e.last.sum("indexima_events_total")
 	row.Reported = e.last.sum("indexima_events_reported_total")
@@ -208,4 +200,41 @@ func (e *exporterRun) latencyPhase(ctx context.Context, o Options, row *Row) err
 	row.ScrapeMedian, row.ScrapeMax = median(durations), maxOf(durations)
 	row.LatencyRatio, row.LatencyRatioMax = ratios[len(ratios)/2], ratios[len(ratios)-1]
 	return nil
+}
+
+// dayPhase runs a simulated day in o.DaySteps scrapes and reads the
+// resident memory after each: RSS after one scrape depends on where the
+// garbage collector happens to be, so the row reports the median over the
+// second half of the day (the state has grown by then), the last value and
+// the process's peak.
+func (e *exporterRun) dayPhase(ctx context.Context, o Options, n int) (*DayRow, error) {
+	step := 24 * time.Hour / time.Duration(o.DaySteps)
+	e.c.sim.ResetStats()
+	cpu0, err := cpuTime(e.p.pid())
+	if err != nil {
+		return nil, err
+	}
+	var rss []int64
+	var m memory
+	for i := range o.DaySteps {
+		if _, err := e.scrape(ctx, step); err != nil {
+			return nil, fmt.Errorf("scrape %d of the day: %w", i+1, err)
+		}
+		if m, err = readMemory(e.p.pid()); err != nil {
+			return nil, err
+		}
+		if i >= o.DaySteps/2 {
+			rss = append(rss, m.RSS)
+		}
+	}
+	cpu1, err := cpuTime(e.p.pid())
+	if err != nil {
+		return nil, err
+	}
+	e.logins += e.c.sim.Stats().Logins
+	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
+	return &DayRow{Scrapes: o.DaySteps, Simulated: 24 * time.Hour, RSS: m.RSS, MedianRSS: rss[len(rss)/2], PeakRSS: m.Peak,
+		CPUPerNodeScrape: (cpu1 - cpu0) / time.Duration(n*o.DaySteps),
+		EventsCounted:    e.last.sum("indexima_events_total"),
+		EventsReported:   e.last.sum("indexima_events_reported_total")}, nil
 }

@@ -45,6 +45,8 @@ type DayRow struct {
 	Simulated        time.Duration
 	EventsCounted    float64
 	EventsReported   float64
-	RSS, PeakRSS     int64
+	RSS              int64 // after the last scrape
+	MedianRSS        int64 // median after each scrape of the second half of the day
+	PeakRSS          int64 // VmHWM: the highest resident memory of the process
 	CPUPerNodeScrape time.Duration
 }

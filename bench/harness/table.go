@@ -48,8 +48,8 @@ func WriteTable(w io.Writer, rows []Row) {
 	}
 	for _, r := range rows {
 		if d := r.Day; d != nil {
-			fmt.Fprintf(w, "\nindexima_exporter, N=%d after a simulated day (%d scrapes): RSS %s MiB (peak %s MiB, target < 40), CPU %s µs/node-scrape, events counted %.0f, reported %.0f\n",
-				r.N, d.Scrapes, mib(d.RSS), mib(d.PeakRSS), us(d.CPUPerNodeScrape), d.EventsCounted, d.EventsReported)
+			fmt.Fprintf(w, "\nindexima_exporter, N=%d over a simulated day (%d scrapes): RSS median %s MiB over the second half, last %s MiB, peak %s MiB (target < 40); CPU %s µs/node-scrape; events counted %.0f, reported %.0f\n",
+				r.N, d.Scrapes, mib(d.MedianRSS), mib(d.RSS), mib(d.PeakRSS), us(d.CPUPerNodeScrape), d.EventsCounted, d.EventsReported)
 		}
 	}
 	for _, r := range rows {
