@@ -2,13 +2,20 @@
 # missing, then vets and runs every test, fuzz seed corpora included.
 GO ?= go
 BINARY := indexima_exporter
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BRANCH ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+VERSION_PKG := github.com/prometheus/common/version
+LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION) \
+	-X $(VERSION_PKG).Branch=$(BRANCH) -X $(VERSION_PKG).BuildUser=$(shell id -un)@$(shell hostname) \
+	-X $(VERSION_PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 
 .PHONY: all build test test-deps vet fmt-check demo fuzz
 
 all: build
 
 build:
-	$(GO) build -trimpath -o $(BINARY) .
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINARY) .
 
 demo:
 	$(GO) run . --demo
