@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,11 @@ type backlog struct {
 	last   int64             // `last` of the backlog listing
 	files  map[string]string // request path -> recorded body file
 	bytes  int64             // size of the backlog listing
+	// gzipped: the backlog listing as the simulator compresses it, served
+	// instead of the plain one when set (the path a real console takes).
+	gzipFile  string
+	gzipBytes int64
+	useGzip   bool
 }
 
 // recordBacklog runs the simulator once: first contact, then n events over
@@ -126,6 +132,28 @@ func recordBacklog(tb testing.TB, n int) *backlog {
 		tb.Fatal(err)
 	}
 	bl.last = last
+	// The same listing compressed, as a console sends it.
+	gzPath := "/api/monitor/get/lastevents/" + strconv.FormatInt(bl.cursor, 10)
+	req, err := http.NewRequest(http.MethodGet, sim.URL()+gzPath, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	req.Header.Set("Monitor-Target-Host", backlogNode.Host)
+	req.Header.Set("Monitor-Target-Port", strconv.Itoa(backlogNode.Port))
+	resp, err := client.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gz, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.Header.Get("Content-Encoding") != "gzip" {
+		tb.Fatalf("recording the gzip listing: %v, encoding %q", err, resp.Header.Get("Content-Encoding"))
+	}
+	bl.gzipFile, bl.gzipBytes = filepath.Join(dir, "backlog.json.gz"), int64(len(gz))
+	if err := os.WriteFile(bl.gzipFile, gz, 0o600); err != nil {
+		tb.Fatal(err)
+	}
 	count := record(fmt.Sprintf("/api/monitor/get/event/count/%d/%d", bl.cursor, bl.last))
 	if got := string(bytes.TrimSpace(count)); got != strconv.Itoa(n) {
 		tb.Fatalf("event/count says %s, want %d", got, n)
@@ -147,6 +175,10 @@ func (bl *backlog) replay(tb testing.TB) string {
 		if !ok {
 			http.Error(w, `{"message":"not recorded: `+r.URL.Path+`"}`, http.StatusNotFound)
 			return
+		}
+		if bl.useGzip && strings.HasPrefix(r.URL.Path, "/api/monitor/get/lastevents/") {
+			file = bl.gzipFile
+			w.Header().Set("Content-Encoding", "gzip")
 		}
 		f, err := os.Open(file)
 		if err != nil {
