@@ -27,7 +27,7 @@ type catchUp struct {
 func newCatchUp(tb testing.TB, url string) *catchUp {
 	tb.Helper()
 	// A day of a busy node is bigger than the default body limit (64 MiB,
-	// about 750k events): the limit is a policy against hostile bodies, not
+	// about 800k events): the limit is a policy against hostile bodies, not
 	// what is measured here, so it is raised like an operator would.
 	client, err := apiclient.New(apiclient.Config{URL: url, Timeout: 5 * time.Minute, MaxBodyBytes: 1 << 30})
 	if err != nil {
