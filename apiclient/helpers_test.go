@@ -1,7 +1,6 @@
 package apiclient
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 const (
@@ -93,35 +93,17 @@ func (o *recordingObserver) saw(req string) bool {
 	return false
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type testClient struct {
 	*Client
 	obs  *recordingObserver
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 }
 
 // newClient builds a client for url; mod adjusts the config.
 func newClient(t testing.TB, url string, mod func(*Config)) testClient {
 	t.Helper()
 	obs := &recordingObserver{}
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cfg := Config{URL: url, Username: testUser, Password: promconfig.Secret(testPassword),
 		Timeout: 5 * time.Second, Observer: obs, Logger: log.NewLogfmtLogger(logs)}
 	if mod != nil {

@@ -2,7 +2,6 @@ package collector
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -13,18 +12,13 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // The rendered exposition passes promtool's lint: names, units, help texts,
 // _total on counters only.
 func TestExpositionPassesPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("promtool is required in CI: %v", err)
-		}
-		t.Skip("promtool not installed")
-	}
+	promtool := testkit.Tool(t, "promtool", "Debian package prometheus")
 	e := newEnv(t, simulator.Config{Seed: 1, Rate: 3}, 2, Options{Enabled: map[string]bool{"columns": true}})
 	e.observer = NewAPIObserver(e.reg)
 	e.exp.SetClusters([]Cluster{e.cluster("", e.nodes...)})

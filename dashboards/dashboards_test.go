@@ -15,6 +15,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 func loadAll(t *testing.T) []Dashboard {
@@ -180,13 +182,7 @@ func TestDashboardVariablesInRegexMatchers(t *testing.T) {
 // recording rule of a temporary rule file, which `promtool check rules`
 // parses with Prometheus's own PromQL parser.
 func TestDashboardQueriesParse(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("promtool not found in PATH but CI is set: install it (Debian package prometheus): %v", err)
-		}
-		t.Skipf("promtool not found in PATH: %v", err)
-	}
+	promtool := testkit.Tool(t, "promtool", "Debian package prometheus")
 	qs := substituted(t, loadAll(t))
 	type rule struct {
 		Record string `yaml:"record"`

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // repoRoot is the repository root: this package lives in deploy/.
@@ -23,38 +24,11 @@ func repoRoot(t testing.TB) string {
 	return filepath.Dir(filepath.Dir(file))
 }
 
-// toolsBin is where scripts/install-test-deps.sh puts the pinned Go tools.
-func toolsBin() string {
-	if dir := os.Getenv("INDEXIMA_TOOLS_BIN"); dir != "" {
-		return dir
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(home, ".cache", "indexima_exporter", "tools", "bin")
-}
-
-// tool returns the path of an external tool: the tools cache first (pinned
-// versions), then PATH. Missing, it fails the test in CI (env CI set), where
-// scripts/install-test-deps.sh must have installed it, and skips it elsewhere.
+// tool returns the path of an external tool (see testkit.Tool: the tools
+// cache of scripts/install-test-deps.sh first, then PATH; missing fails in CI).
 func tool(t testing.TB, name string) string {
 	t.Helper()
-	if dir := toolsBin(); dir != "" {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	msg := name + " not found in " + toolsBin() + " nor PATH; run scripts/install-test-deps.sh"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return testkit.Tool(t, name, "scripts/install-test-deps.sh")
 }
 
 // result is what a finished command printed.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/dashboards"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // quietFor is how long, in rule evaluations of 1s, a phase without incident
@@ -39,9 +40,9 @@ const quietFor = 20 * time.Second
 //  7. a node is reported down while the exporter is down: the restarted
 //     exporter counts it (state file) and the alert fires.
 func TestEndToEnd(t *testing.T) {
-	promBin := requireTool(t, "prometheus", "Debian package prometheus")
+	promBin := testkit.Tool(t, "prometheus", "Debian package prometheus")
 	dir := t.TempDir()
-	bin := buildExporter(t, dir)
+	bin := testkit.ExporterBinary(t)
 
 	sim := simulator.New(simulator.Config{
 		Users: map[string]string{consoleUser: consolePassword},

@@ -1,34 +1,17 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// requireTool returns the path of an external tool. Without it the test is
-// skipped on a developer machine, but fails in CI (env CI set).
-func requireTool(t *testing.T, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not found in PATH but CI is set: install it (%s): %v", name, pkg, err)
-		}
-		t.Skipf("%s not found in PATH (%s): %v", name, pkg, err)
-	}
-	return p
-}
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
+)
 
 // freeAddr returns a loopback address with a port that was free a moment
 // ago (the process given it binds it right away).
@@ -43,54 +26,20 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// buildExporter builds the exporter binary of this repository into dir.
-func buildExporter(t *testing.T, dir string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(dir, "indexima_exporter")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build of the exporter: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // process is a child process whose output is kept for the test log.
 type process struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testkit.SyncBuffer
 	done chan struct{}
 	err  error // valid once done is closed
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startProcess starts bin; it is killed at the end of the test, and its
 // output is logged when the test failed.
 func startProcess(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{name: name, cmd: exec.Command(bin, args...), out: &testkit.SyncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
@@ -186,3 +135,6 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestMain removes the exporter binary built for the tests.
+func TestMain(m *testing.M) { testkit.Main(m) }

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 func TestFlagsToConfig(t *testing.T) {
@@ -60,29 +60,12 @@ func TestFlagsToConfig(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	urls := make(chan string, 1)
 	codes := make(chan int, 1)
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	go func() {
 		codes <- run(ctx, []string{"--listen", "127.0.0.1:0", "--nodes", "2", "--user", "monitor:pa55word",
 			"--speed", "600", "--scenario", "lively", "--rate", "1"}, &logs, func(u string) { urls <- u })

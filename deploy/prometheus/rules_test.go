@@ -7,25 +7,18 @@ package prometheusrules
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
-// promtool returns the path of promtool. Without it the test is skipped on a
-// developer machine but fails in CI (env CI set), where it must be installed.
+// promtool returns the path of promtool (see testkit.Tool for the CI rule).
 func promtool(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("promtool not found in PATH but CI is set: install it (Debian package prometheus): %v", err)
-		}
-		t.Skipf("promtool not found in PATH: %v", err)
-	}
-	return p
+	return testkit.Tool(t, "promtool", "Debian package prometheus")
 }
 
 // runPromtool runs promtool with args in this directory, bounded in time,
@@ -76,13 +69,7 @@ func TestPromtoolTestRules(t *testing.T) {
 }
 
 func TestAmtoolCheckConfig(t *testing.T) {
-	p, err := exec.LookPath("amtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("amtool not found in PATH but CI is set: install it (Debian package prometheus-alertmanager): %v", err)
-		}
-		t.Skipf("amtool not found in PATH: %v", err)
-	}
+	p := testkit.Tool(t, "amtool", "Debian package prometheus-alertmanager")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, p, "check-config", "alertmanager.yml").CombinedOutput()

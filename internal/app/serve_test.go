@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -9,36 +8,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
-
-// syncBuffer is stderr shared between the program and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // running is the program started in-process on a free loopback port.
 type running struct {
 	t      *testing.T
 	base   string
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	hup    chan os.Signal
 	cancel context.CancelFunc
 	done   chan int
@@ -49,7 +30,7 @@ var listeningRE = regexp.MustCompile(`msg="Listening on" address=(127\.0\.0\.1:\
 func start(t *testing.T, args ...string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{t: t, stderr: &syncBuffer{}, hup: make(chan os.Signal, 1), cancel: cancel, done: make(chan int, 1)}
+	r := &running{t: t, stderr: &testkit.SyncBuffer{}, hup: make(chan os.Signal, 1), cancel: cancel, done: make(chan int, 1)}
 	args = append([]string{"--web.listen-address=127.0.0.1:0"}, args...)
 	go func() { r.done <- run(ctx, args, io.Discard, r.stderr, r.hup) }()
 	t.Cleanup(func() { r.stop() })

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // With the clusters form every cluster series carries cluster=<name>, and
@@ -77,7 +78,7 @@ func TestClustersFormLabelsEverySeries(t *testing.T) {
 			}
 		}
 	}
-	promtoolCheck(t, s.text)
+	testkit.PromtoolCheckMetrics(t, s.text)
 
 	// /probe gives one node of one cluster.
 	code, body := e.get("/probe?target=core-1&module=staging")

@@ -1,16 +1,12 @@
 package integration
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,23 +14,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-)
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	buildDir  string
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // TestMain removes the binary built for the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // binary builds the exporter once for every test of the package.
 func binary(t *testing.T) string {
@@ -42,40 +27,7 @@ func binary(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "indexima_exporter-it-")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(buildDir, "indexima_exporter")
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/indexima-exporter/indexima_exporter")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
-
-// syncBuffer collects the program's stderr.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return testkit.ExporterBinary(t)
 }
 
 // exporter is a running binary.
@@ -83,7 +35,7 @@ type exporter struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	base   string
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	exited chan error
 }
 
@@ -94,7 +46,7 @@ var listeningRE = regexp.MustCompile(`msg="Listening on" address=(127\.0\.0\.1:\
 func startExporter(t *testing.T, args ...string) *exporter {
 	t.Helper()
 	bin := binary(t)
-	e := &exporter{t: t, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	e := &exporter{t: t, stderr: &testkit.SyncBuffer{}, exited: make(chan error, 1)}
 	e.cmd = exec.Command(bin, append([]string{"--web.listen-address=127.0.0.1:0"}, args...)...)
 	e.cmd.Stderr = e.stderr
 	e.cmd.Stdout = e.stderr

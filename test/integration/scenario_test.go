@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 const (
@@ -231,27 +232,7 @@ func TestExporterFollowsTheSimulatedCluster(t *testing.T) {
 	}
 
 	// The real scrape passes promtool's lint.
-	promtoolCheck(t, s.text)
-}
-
-// promtoolCheck runs `promtool check metrics` on a scrape. Missing promtool
-// fails under CI and skips elsewhere.
-func promtoolCheck(t *testing.T, text string) {
-	t.Helper()
-	const promtool = "/usr/bin/promtool"
-	if _, err := os.Stat(promtool); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing (Debian package prometheus) and CI is set", promtool)
-		}
-		t.Logf("%s is missing: promtool check skipped (install Debian's prometheus package)", promtool)
-		return
-	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(text)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Errorf("promtool check metrics: %v\n%s", err, out)
-	}
+	testkit.PromtoolCheckMetrics(t, s.text)
 }
 
 func TestReloadOnSIGHUP(t *testing.T) {
@@ -339,7 +320,7 @@ func TestBadConfigurationEndsWithOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--config.file="+cfg, "--web.listen-address=127.0.0.1:0")
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
