@@ -33,12 +33,20 @@ type Node struct {
 type Options struct {
 	Logger         log.Logger
 	Enabled        map[string]bool // sub-collector switches, from RegisterFlags
-	Concurrency    int             // nodes polled at once; default 32
+	Concurrency    int             // nodes polled at once; default DefaultConcurrency
 	MaxLabelValues int             // per node and label (tables, indexes, down nodes); default 500
 	MaxEventTypes  int             // distinct unknown event type names before OTHER, per node; default 32
 	InfoRefresh    time.Duration   // refresh interval of version and columns; default 10m
 	StateFile      string          // where cursors are saved ("" = none); file I/O not implemented here yet
 }
+
+// DefaultConcurrency is the default bound of the nodes polled at once. A
+// scrape takes as long as the slowest node's own calls only while every
+// node gets a slot at once: with 200 nodes answering in 50 ms, a bound of
+// 32 made a scrape 7 rounds of calls (700 ms) instead of one (100 ms). The
+// calls are small and mostly waiting, so the bound is there against a
+// configuration of thousands of nodes, not for the usual cluster.
+const DefaultConcurrency = 256
 
 // Exporter is the prometheus.Collector of the whole exporter.
 type Exporter struct {
@@ -65,7 +73,7 @@ func New(opts Options) (*Exporter, error) {
 		opts.Logger = log.NewNopLogger()
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 32
+		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.MaxLabelValues <= 0 {
 		opts.MaxLabelValues = 500

@@ -28,6 +28,92 @@ type seenSet struct {
 	// touched lists the fingerprints met in the response being processed,
 	// so endResponse can fold their in-response multiplicity into Count.
 	touched []uint64
+
+	// byDate orders the fingerprints of Entries by date (a min-heap) once
+	// the set has reached its cap, so that forgetting the oldest costs
+	// O(log n) instead of a scan of the whole set: a catch-up after an
+	// outage runs at the cap on every event, and scanning made it 25 times
+	// slower. maxDate is the greatest date in Entries (forgetting removes
+	// the oldest first, so it stays exact). Both are derived data, built
+	// when the cap is first exceeded and kept in step while indexed; below
+	// the cap (the usual poll) nothing is maintained and clones drop them.
+	indexed bool
+	byDate  datedHeap
+	maxDate int64
+}
+
+// datedFP is a fingerprint and its event's date.
+type datedFP struct {
+	date int64
+	fp   uint64
+}
+
+// datedHeap is a min-heap by date. It is hand-written rather than
+// container/heap, whose Push(any) would allocate for every event.
+type datedHeap []datedFP
+
+func (h *datedHeap) push(x datedFP) {
+	*h = append(*h, x)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p].date <= a[i].date {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+func (h *datedHeap) pop() datedFP {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	*h = a[:n]
+	h.down(0)
+	return top
+}
+
+func (h datedHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h[r].date < h[l].date {
+			m = r
+		}
+		if h[i].date <= h[m].date {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// index builds byDate and maxDate from Entries; from then on every
+// insertion pushes and every removal pops, so they stay in step.
+func (s *seenSet) index() {
+	if s.indexed {
+		return
+	}
+	s.indexed = true
+	s.byDate = s.byDate[:0]
+	s.maxDate = 0
+	first := true
+	for fp, e := range s.Entries {
+		s.byDate = append(s.byDate, datedFP{date: e.Date, fp: fp})
+		if first || e.Date > s.maxDate {
+			s.maxDate = e.Date
+		}
+		first = false
+	}
+	for i := len(s.byDate)/2 - 1; i >= 0; i-- {
+		s.byDate.down(i)
+	}
 }
 
 type seenEntry struct {
@@ -75,6 +161,12 @@ func (s *seenSet) observe(fp uint64, date int64) bool {
 	e, ok := s.Entries[fp]
 	if !ok {
 		e = seenEntry{Date: date}
+		if s.indexed {
+			if len(s.Entries) == 0 || date > s.maxDate {
+				s.maxDate = date
+			}
+			s.byDate.push(datedFP{date: date, fp: fp})
+		}
 	}
 	if e.k == 0 {
 		s.touched = append(s.touched, fp)
@@ -120,6 +212,12 @@ func (s *seenSet) raiseFloor(floor int64) {
 		return
 	}
 	s.Floor = floor
+	if s.indexed {
+		for len(s.byDate) > 0 && s.byDate[0].date < floor {
+			delete(s.Entries, s.byDate.pop().fp)
+		}
+		return
+	}
 	for fp, e := range s.Entries {
 		if e.Date < floor {
 			delete(s.Entries, fp)
@@ -134,17 +232,8 @@ func (s *seenSet) enforceCap() {
 	if len(s.Entries) <= seenCap {
 		return
 	}
-	minD, maxD := int64(0), int64(0)
-	first := true
-	for _, e := range s.Entries {
-		if first || e.Date < minD {
-			minD = e.Date
-		}
-		if first || e.Date > maxD {
-			maxD = e.Date
-		}
-		first = false
-	}
+	s.index()
+	minD, maxD := s.byDate[0].date, s.maxDate
 	if minD == maxD && len(s.Entries) <= 8*seenCap {
 		return
 	}

@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"container/heap"
-
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 )
 
@@ -47,10 +45,10 @@ func (s *sink) Event(e apiclient.Event) error {
 	if e.Date >= s.lower {
 		s.geLower++
 		if len(s.top) < topDatesCap {
-			heap.Push(&s.top, e.Date)
+			s.top.push(e.Date)
 		} else if e.Date > s.top[0] {
 			s.top[0] = e.Date
-			heap.Fix(&s.top, 0)
+			s.top.down(0)
 		}
 	}
 	if s.p.observe(s.st, e, s.counting) {
@@ -104,15 +102,39 @@ type runningSeen struct {
 	n int
 }
 
+// minHeap is a min-heap of dates, hand-written rather than container/heap:
+// it is updated for nearly every event of a listing, and Push(any) would
+// allocate each time.
 type minHeap []int64
 
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)        { *h = append(*h, x.(int64)) }
-func (h *minHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+func (h *minHeap) push(x int64) {
+	*h = append(*h, x)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[p] <= a[i] {
+			break
+		}
+		a[p], a[i] = a[i], a[p]
+		i = p
+	}
+}
+
+func (h minHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h[r] < h[l] {
+			m = r
+		}
+		if h[i] <= h[m] {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
