@@ -3,6 +3,7 @@ package apiclient
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ const maxRawBytes = 1024
 const maxErrorBodyBytes = 4096
 
 // decoderBufferSize is the bufio buffer the decoders scan in place.
-const decoderBufferSize = 64 << 10
+const decoderBufferSize = 16 << 10
 
 // bodyTooLargeError is a body that grew past Config.MaxBodyBytes after
 // decompression (a decompression bomb, an endless body, or a huge answer).
@@ -103,6 +104,8 @@ func (h *headKeeper) Read(p []byte) (int, error) {
 type body struct {
 	*bufio.Reader
 	head *headKeeper
+	raw  *bufio.Reader // pooled, see release
+	z    *gzip.Reader  // pooled; nil for a plain body
 }
 
 // openBody wraps resp.Body: gzip is detected from Content-Encoding or from
@@ -110,24 +113,114 @@ type body struct {
 // accepted, and the limit applies to the decompressed bytes so that a small
 // compressed bomb is stopped without ever holding its expanded size.
 func openBody(resp *http.Response, limit int64) (*body, error) {
-	raw := bufio.NewReaderSize(resp.Body, 4096)
-	var r io.Reader = raw
 	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	switch enc {
 	case "", "identity", "gzip", "x-gzip":
 	default:
 		return nil, fmt.Errorf("unsupported Content-Encoding %q (the client asks for gzip only)", truncate(sanitize([]byte(enc), 40), 40))
 	}
-	magic, _ := raw.Peek(2)
+	b := &body{raw: getReader(rawReaders, resp.Body, rawBufferSize)}
+	var r io.Reader = b.raw
+	magic, _ := b.raw.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		z, err := gzip.NewReader(raw)
+		z, err := getGzip(b.raw)
 		if err != nil {
+			b.release()
 			return nil, &gzipError{err: err}
 		}
+		b.z = z
 		r = gzipReader{z: z}
 	}
-	h := &headKeeper{r: &limitReader{r: r, left: limit, limit: limit}}
-	return &body{Reader: bufio.NewReaderSize(h, decoderBufferSize), head: h}, nil
+	b.head = &headKeeper{r: &limitReader{r: r, left: limit, limit: limit}}
+	b.Reader = getReader(decoderReaders, b.head, decoderBufferSize)
+	return b, nil
+}
+
+// Bodies are read in a bounded number of slots, and the buffers and gzip
+// readers of the slots are reused. A scrape polls every node at once and
+// their answers arrive together: unbounded, each open body held its own
+// decoding buffer (then 64 KiB) and gzip decompressor (about 40 KiB), which
+// made most of the exporter's garbage. Decoding a
+// small answer takes microseconds, so the slots add no latency; a body
+// that trickles holds its slot until the call's timeout at most.
+const maxOpenBodies = 16
+
+var (
+	bodySlots      = make(chan struct{}, maxOpenBodies)
+	rawReaders     = make(chan *bufio.Reader, maxOpenBodies) // rawBufferSize
+	decoderReaders = make(chan *bufio.Reader, maxOpenBodies) // decoderBufferSize
+	gzipReaders    = make(chan *gzip.Reader, maxOpenBodies)
+)
+
+// rawBufferSize is the buffer between the connection and gzip.
+const rawBufferSize = 4096
+
+// acquireBodySlot waits for a slot to read a body in; false when ctx ends first.
+func acquireBodySlot(ctx context.Context) bool {
+	select {
+	case bodySlots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func releaseBodySlot() { <-bodySlots }
+
+func getReader(free chan *bufio.Reader, r io.Reader, size int) *bufio.Reader {
+	select {
+	case br := <-free:
+		br.Reset(r)
+		return br
+	default:
+		return bufio.NewReaderSize(r, size)
+	}
+}
+
+func putReader(free chan *bufio.Reader, br *bufio.Reader) {
+	br.Reset(nil)
+	select {
+	case free <- br:
+	default:
+	}
+}
+
+func getGzip(r io.Reader) (*gzip.Reader, error) {
+	select {
+	case z := <-gzipReaders:
+		if err := z.Reset(r); err != nil {
+			putGzip(z)
+			return nil, err
+		}
+		return z, nil
+	default:
+		return gzip.NewReader(r)
+	}
+}
+
+func putGzip(z *gzip.Reader) {
+	select {
+	case gzipReaders <- z:
+	default:
+	}
+}
+
+// release hands the body's buffers back for reuse. The body must not be
+// read afterwards; decoders copy what they keep (strings, numbers), so
+// nothing handed to callers points into these buffers.
+func (b *body) release() {
+	if b.Reader != nil {
+		putReader(decoderReaders, b.Reader)
+		b.Reader = nil
+	}
+	if b.z != nil {
+		putGzip(b.z)
+		b.z = nil
+	}
+	if b.raw != nil {
+		putReader(rawReaders, b.raw)
+		b.raw = nil
+	}
 }
 
 // readAll reads a whole (bounded) body, for the small answers.
@@ -144,6 +237,7 @@ func readErrorBody(resp *http.Response) (excerpt, message string) {
 		return "", ""
 	}
 	data, _ := io.ReadAll(b.Reader)
+	b.release()
 	if m, ok := jsonMessage(data); ok {
 		message = m
 	}

@@ -107,6 +107,10 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 	}
 	defer drain(resp)
 	code = strconv.Itoa(resp.StatusCode)
+	if !acquireBodySlot(ctx) {
+		return nil, c.transportError(ctx, rq, ctx.Err(), true)
+	}
+	defer releaseBodySlot()
 
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
@@ -125,6 +129,7 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 	b, err := openBody(resp, c.cfg.MaxBodyBytes)
 	if err == nil {
 		err = decode(b)
+		defer b.release() // the buffers go back to their pools once decoded
 	}
 	if err == nil {
 		return nil, nil

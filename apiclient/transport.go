@@ -19,13 +19,21 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 	}
 	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
-		TLSClientConfig:       tlsCfg,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		DisableCompression:    true, // we ask for gzip and decompress under the size limit
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   32, // every node is reached through the one console
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		TLSClientConfig:     tlsCfg,
+		TLSHandshakeTimeout: cfg.Timeout,
+		DisableCompression:  true, // we ask for gzip and decompress under the size limit
+		// Every node is reached through the one console, and the collector
+		// polls up to 256 nodes at once (its default concurrency): keeping
+		// as many idle connections lets each scrape reuse them instead of
+		// opening (with https: handshaking) most of them again.
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		// Requests are a few hundred bytes and bodies are read through our
+		// own buffer: small connection buffers keep 256 connections cheap.
+		WriteBufferSize:       1 << 10,
+		ReadBufferSize:        1 << 10,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
