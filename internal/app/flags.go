@@ -1,6 +1,8 @@
 package app
 
 import (
+	"strconv"
+
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
@@ -51,8 +53,8 @@ func newCommandLine() (*kingpin.Application, *options) {
 		BoolVar(&o.demo)
 	app.Flag("events.state-file", "File where event cursors are saved, so a restart neither loses nor recounts events (empty: none).").
 		Default("").StringVar(&o.stateFile)
-	app.Flag("scrape.concurrency", "Number of nodes polled at once.").
-		Default("32").IntVar(&o.concurrency)
+	app.Flag("scrape.concurrency", "Number of nodes polled at once (a scrape lasts about as long as the slowest node while every node has a slot).").
+		Default(strconv.Itoa(collector.DefaultConcurrency)).IntVar(&o.concurrency)
 	app.Flag("label.max-values", "Maximum number of distinct values per node of the table, index and down-node labels.").
 		Default("500").IntVar(&o.maxLabelValues)
 	app.Flag("log.level", "Only log messages with the given severity or above. One of: [debug, info, warn, error]").
