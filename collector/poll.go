@@ -95,6 +95,10 @@ func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, er
 		// Node restarted or its clock stepped back: follow it. The seen set
 		// (kept whole, its floor does not go down) prevents any replay.
 		level.Warn(p.logger).Log("msg", "last went backwards; cursor reset", "cursor", c, "last", last)
+		// Remember how far the node's clock had gone: events completed by
+		// then were counted (or were before the baseline), and the node
+		// lists some of them as running again while its clock catches up.
+		st.Rewound = max(st.Rewound, c)
 		st.ResumeAt = 0
 	} else {
 		n, err := p.api.EventCount(ctx, p.node, c, last)
@@ -141,8 +145,9 @@ func (p *poller) observe(st *nodeState, e apiclient.Event, counting bool) bool {
 		isNew = st.Seen.observe(fingerprint(e), e.Date)
 	} else {
 		// Too old to be told apart: counted before, unless it is a running
-		// event we were waiting for.
-		isNew = resolved
+		// event we were waiting for, and not one seen running again only
+		// because the node's clock went back over it.
+		isNew = resolved && !st.completedBeforeRewind(e)
 	}
 	isNew = isNew && counting
 	st.applyGauges(e, p.lim, isNew)

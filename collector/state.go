@@ -1,5 +1,7 @@
 package collector
 
+import "github.com/indexima-exporter/indexima_exporter/apiclient"
+
 // nodeState is everything the exporter knows about one node: the cursor and
 // dedup memory of the event tracking, the counters, and the gauges learned
 // from events. It is plain data (exported fields, JSON tags) so that it can
@@ -11,6 +13,9 @@ package collector
 type nodeState struct {
 	Contacted bool  `json:"contacted"` // first contact done: baseline taken
 	Cursor    int64 `json:"cursor"`    // `last` of the latest complete poll, Unix ms
+	// Rewound is the highest cursor the node's `last` ever went back from
+	// (0: never). An event completed by then was already counted.
+	Rewound int64 `json:"rewound,omitempty"`
 	// ResumeAt is where paging stopped when a poll hit the page bound (0:
 	// none): the next poll pages on from there instead of walking again the
 	// pages already read, while the cursor stays until the interval is whole.
@@ -81,4 +86,15 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 		c[k] = v
 	}
 	return c
+}
+
+// completedBeforeRewind tells whether e had completed before the node's
+// clock went back: then it was seen (and counted) before, and finding it
+// running again, then completed, is a replay.
+func (st *nodeState) completedBeforeRewind(e apiclient.Event) bool {
+	end := e.Date
+	if e.HasDuration && e.Duration > 0 {
+		end += e.Duration
+	}
+	return st.Rewound > 0 && end <= st.Rewound
 }
