@@ -8,10 +8,11 @@ import (
 
 // Bounds of the running-event tracking, per node.
 const (
-	pendingCap       = 256  // running events remembered (a cluster start runs a few dozen)
-	pendingMaxMisses = 5    // polls a vanished running event is looked up before it is given up
-	lookupsPerPoll   = 20   // lookups of vanished running events per poll (the rest wait)
-	lookupLimit      = 1000 // :limit of a lookup (events starting at one millisecond)
+	pendingCap       = 256    // running events remembered (a cluster start runs a few dozen)
+	pendingMaxMisses = 5      // polls a vanished running event is looked up before it is given up
+	lookupsPerPoll   = 20     // lookups of vanished running events per poll (the rest wait)
+	lookupLimit      = 1000   // :limit of a lookup (events starting at one millisecond)
+	lookupSpan       = 60_000 // ms of start dates one lookup covers (the vanished events in it resolve too)
 )
 
 // pendingEvent is a running event seen in a listing's runnings: it is
