@@ -59,6 +59,7 @@ func (e *Exporter) restoreState(s savedState) int {
 			}
 			n.mu.Lock()
 			if !n.state.Contacted && n.inflight == nil {
+				st.repair(e.lim) // a file may be damaged or hand-edited
 				n.state = st.clone()
 				restored++
 			}
