@@ -319,26 +319,33 @@ func union(a, b map[string]float64) map[string]bool {
 }
 
 // settle scrapes without moving the clock until every node is up and
-// caught up (the cursor reached its now), at most 20 times: after a
-// backlog, paging may take several polls.
+// caught up (its cursor reached its now). Paging a backlog may take a few
+// polls: at most 20 scrapes with every node up. A login backoff still
+// running after a wrong password (1 s, doubling, in real time) is waited
+// out by polling every 50 ms, for at most two minutes.
 func (r *rig) settle() scrape {
 	r.t.Helper()
 	var s scrape
-	for i := 0; i < 20; i++ {
+	deadline := time.Now().Add(2 * time.Minute)
+	for i, upScrapes := 0, 0; i < 2400 && upScrapes < 20 && time.Now().Before(deadline); i++ {
 		s = r.scrape()
-		done := true
+		up, caughtUp := true, true
 		for _, n := range r.nodes {
-			up, _ := s.value("indexima_up", node(n))
+			u, _ := s.value("indexima_up", node(n))
 			cur, _ := s.value("indexima_events_cursor_timestamp_seconds", node(n))
-			if up != 1 || int64(cur*1000+0.5) < r.now(n) {
-				done = false
-			}
+			up = up && u == 1
+			caughtUp = caughtUp && int64(cur*1000+0.5) >= r.now(n)
 		}
-		if done {
+		if up && caughtUp {
 			return s
 		}
+		if up {
+			upScrapes++
+		} else {
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
-	r.t.Fatalf("nodes not caught up after 20 scrapes")
+	r.t.Fatalf("nodes not up and caught up (20 scrapes with all up, or 2 minutes)")
 	return s
 }
 
