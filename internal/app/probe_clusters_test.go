@@ -222,4 +222,3 @@ func TestProbeTwoClustersCountsEachNode(t *testing.T) {
 	// A node of the other cluster by host:port works in its own module.
 	probe("staging", "stg-a:9999")
 }
-
