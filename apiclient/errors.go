@@ -76,6 +76,14 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Endpoint == "" && t.Kind == e.Kind
 }
 
+// IsBodyTooLarge tells an answer refused because its body grew past
+// Config.MaxBodyBytes (after decompression). A caller can then ask for the
+// same data in smaller pieces, e.g. event ranges with a limit.
+func IsBodyTooLarge(err error) bool {
+	var tl *bodyTooLargeError
+	return errors.As(err, &tl)
+}
+
 // Sentinels for errors.Is.
 var (
 	ErrBadCredentials     = &Error{Kind: KindBadCredentials}

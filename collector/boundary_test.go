@@ -225,4 +225,9 @@ func TestPageBoundResumes(t *testing.T) {
 	if got := m.value(t, "indexima_events_cursor_timestamp_seconds", l("node", n)); int64(got*1000+0.5) != e.nowMS() {
 		t.Errorf("cursor %v did not reach last %d", got, e.nowMS())
 	}
+	// The interval was counted by event/count on every poll it took; it is
+	// reported once, when it was read whole.
+	if got := m.value(t, "indexima_events_reported_total", l("node", n)); got != float64(len(evs)) {
+		t.Errorf("events reported %v, want %d", got, len(evs))
+	}
 }

@@ -31,6 +31,8 @@ type env struct {
 	timeout time.Duration
 	// observer of the clients made by client(); may be nil.
 	observer apiclient.Observer
+	// maxBody is the clients' body limit (0: the client's default).
+	maxBody int64
 	// baseline is each node's `last` at first contact (its now then), and
 	// high its highest now seen by a scrape (a shifted clock goes back).
 	baseline map[string]int64
@@ -83,7 +85,7 @@ func newEnv(t *testing.T, cfg simulator.Config, nodes int, opts Options) *env {
 func (e *env) client() *apiclient.Client {
 	c, err := apiclient.New(apiclient.Config{URL: e.sim.URL(), Username: "exporter",
 		Password: promconfig.Secret("s3cret"), Timeout: cmp.Or(e.timeout, 5*time.Second),
-		Observer: e.observer})
+		Observer: e.observer, MaxBodyBytes: e.maxBody})
 	if err != nil {
 		e.t.Fatal(err)
 	}

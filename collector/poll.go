@@ -35,8 +35,27 @@ func (p *poller) poll(ctx context.Context, old *nodeState) (*nodeState, error) {
 	if !st.Contacted {
 		return p.firstContact(ctx, st)
 	}
-	return p.incremental(ctx, st)
+	next, err := p.incremental(ctx, st, false)
+	if err != nil && apiclient.IsBodyTooLarge(err) {
+		// The listing since the cursor is over the body limit (a busy node
+		// after a long outage). Retrying it would fail forever: read the
+		// interval in pages instead, from a clean copy of the state.
+		level.Warn(p.logger).Log("msg", "listing since the cursor too large; reading it in pages", "cursor", old.Cursor, "err", err)
+		return p.incremental(ctx, old.clone(), true)
+	}
+	return next, err
 }
+
+// catchUpHorizon bounds the one-event listing that learns the node's `last`
+// when the listing since the cursor is too large to read at once.
+const catchUpHorizon int64 = 7 * 24 * 3600 * 1000 // ms
+
+// discardEvents is a ListingHandler that keeps nothing: the paged catch-up
+// only needs the `last` of its first listing.
+type discardEvents struct{}
+
+func (discardEvents) Event(apiclient.Event) error   { return nil }
+func (discardEvents) Running(apiclient.Event) error { return nil }
 
 // firstContact reads the day's listing to learn the node's present state
 // (cluster state, indexes, tables, running events, fingerprints near the
@@ -68,8 +87,11 @@ func (p *poller) firstContact(ctx context.Context, st *nodeState) (*nodeState, e
 
 // incremental reads what happened since the cursor, checks it against
 // event/count, pages when the listing fell short, and looks up running
-// events that vanished.
-func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, error) {
+// events that vanished. With paged, the listing since the cursor is not
+// read (it is too large): a one-event listing gives `last`, and every event
+// of the interval comes from the pages (bounded per poll, resumed by the
+// next poll); running events are left to the next ordinary poll.
+func (p *poller) incremental(ctx context.Context, st *nodeState, paged bool) (*nodeState, error) {
 	c := st.Cursor
 	// The count interval [c, last] includes the cursor's millisecond, so
 	// that an event dated c that arrived after the previous poll is still
@@ -78,7 +100,13 @@ func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, er
 	// by the previous interval already: they are not reported again.
 	reportedAtCursor := st.Seen.countAt(c)
 	s := newSink(p, st, true, c)
-	info, err := p.api.StreamListing(ctx, p.node, apiclient.Since(c), s)
+	var info apiclient.ListingInfo
+	var err error
+	if paged {
+		info, err = p.api.StreamListing(ctx, p.node, apiclient.Range(apiclient.Desc, c, c+catchUpHorizon, 1), discardEvents{})
+	} else {
+		info, err = p.api.StreamListing(ctx, p.node, apiclient.Since(c), s)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +114,14 @@ func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, er
 	if !info.HasLast {
 		return nil, errNoLast{apiclient.EndpointLastEvents, p.node.String()}
 	}
-	s.commitRunnings()
+	if !paged {
+		s.commitRunnings()
+	}
 	if s.overflow {
 		level.Warn(p.logger).Log("msg", "more running events than can be tracked; some may not be counted when they complete", "bound", pendingCap)
 	}
 	last, complete := info.Last, true
+	var reported int64
 	if last < c {
 		// Node restarted or its clock stepped back: follow it. The seen set
 		// (kept whole, its floor does not go down) prevents any replay.
@@ -105,11 +136,11 @@ func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, er
 		if err != nil {
 			return nil, err
 		}
-		if n > reportedAtCursor {
-			st.Reported += uint64(n - reportedAtCursor)
-		}
+		// Added only once the interval is read whole: a poll cut by the
+		// page bound counts the same interval again on the next poll.
+		reported = max(0, n-reportedAtCursor)
 		have, known := s.inRange(last)
-		if !known || n > int64(have) {
+		if paged || !known || n > int64(have) {
 			from := c
 			if st.ResumeAt > c && st.ResumeAt <= last {
 				from = st.ResumeAt
@@ -125,10 +156,13 @@ func (p *poller) incremental(ctx context.Context, st *nodeState) (*nodeState, er
 			}
 		}
 	}
-	if err := p.lookupVanished(ctx, st, s.runningKeys); err != nil {
-		return nil, err
+	if !paged {
+		if err := p.lookupVanished(ctx, st, s.runningKeys); err != nil {
+			return nil, err
+		}
 	}
 	if complete {
+		st.Reported += uint64(reported)
 		st.ResumeAt = 0
 		st.Cursor = last
 		st.Seen.raiseFloor(st.Cursor - seenRetention)
