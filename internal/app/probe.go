@@ -30,10 +30,10 @@ func probeHandler(exp *collector.Exporter, afterCollect func(), logger log.Logge
 			return
 		}
 		reg := prometheus.NewRegistry()
+		if afterCollect != nil {
+			c = savingCollector{c, afterCollect} // saved before the answer goes out
+		}
 		reg.MustRegister(c)
 		promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: promLogger{logger}, ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(w, r)
-		if afterCollect != nil {
-			afterCollect()
-		}
 	}
 }

@@ -60,8 +60,8 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	var state *stateFile
 	if o.stateFile != "" {
 		state = newStateFile(o.stateFile, exporter, func() []collector.Cluster { return applied }, log.With(logger, "component", "state"))
-		p.reg.MustRegister(savingCollector{exporter, state})
-		afterCollect = state.saveSoon
+		p.reg.MustRegister(savingCollector{exporter, state.saveAfterCollect})
+		afterCollect = state.saveAfterCollect
 	} else {
 		p.reg.MustRegister(exporter)
 	}
@@ -89,7 +89,6 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		if err := state.restore(); err != nil {
 			return p, err
 		}
-		go state.run()
 		p.state = state // from now on, close saves it
 	}
 	probe := probeHandler(exporter, afterCollect, logger)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -19,22 +20,19 @@ import (
 // stateFile keeps the collector's event cursors and counters in a file
 // (--events.state-file), so a restarted exporter resumes where it stopped
 // instead of taking a new baseline: nothing lost, nothing counted twice.
-// The file is written after scrapes (coalesced, by one goroutine) and at
-// shutdown with internal/statefile: a temporary file renamed over the old
+// The file is written by every scrape before its answer goes out, and at
+// shutdown, with internal/statefile: a temporary file renamed over the old
 // one, so a crash leaves either the old or the new state, never half of one.
 type stateFile struct {
 	path     string
 	exp      *collector.Exporter
 	clusters func() []collector.Cluster // the configuration in force
 	logger   log.Logger
-	kick     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
+	mu       sync.Mutex // one save at a time, so the last file written is the newest state
 }
 
 func newStateFile(path string, exp *collector.Exporter, clusters func() []collector.Cluster, logger log.Logger) *stateFile {
-	return &stateFile{path: path, exp: exp, clusters: clusters, logger: logger,
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	return &stateFile{path: path, exp: exp, clusters: clusters, logger: logger}
 }
 
 // restore reads the file if there is one (call it after the first
@@ -110,50 +108,39 @@ func (s *stateFile) trial(data []byte) (err error) {
 
 // save writes the state atomically (temporary file, fsync, rename).
 func (s *stateFile) save() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return statefile.WriteWith(s.path, s.exp.WriteState)
 }
 
-// run saves after each kick until close; close saves one last time.
-func (s *stateFile) run() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.kick:
-			if err := s.save(); err != nil {
-				level.Warn(s.logger).Log("msg", "cannot write the state file", "file", s.path, "err", err)
-			}
-		case <-s.stop:
-			if err := s.save(); err != nil {
-				level.Error(s.logger).Log("msg", "cannot write the state file at shutdown", "file", s.path, "err", err)
-			}
-			return
-		}
+// saveAfterCollect saves the state a scrape has just moved, before its
+// answer is sent: a counter value Prometheus has seen is then always in the
+// file. Saved later, a crash in between would restore counters lower than
+// those scraped, which Prometheus takes for a counter reset, counting the
+// restored values again in increase() (and firing event alerts).
+func (s *stateFile) saveAfterCollect() {
+	if err := s.save(); err != nil {
+		level.Warn(s.logger).Log("msg", "cannot write the state file", "file", s.path, "err", err)
 	}
 }
 
-// saveSoon asks for a save without waiting; kicks during a save coalesce.
-func (s *stateFile) saveSoon() {
-	select {
-	case s.kick <- struct{}{}:
-	default:
-	}
-}
-
+// close saves the state one last time (shutdown).
 func (s *stateFile) close() {
-	close(s.stop)
-	<-s.done
+	if err := s.save(); err != nil {
+		level.Error(s.logger).Log("msg", "cannot write the state file at shutdown", "file", s.path, "err", err)
+	}
 }
 
-// savingCollector is the exporter, asking for a state save after each
-// collection (the scrape has moved cursors and counters).
+// savingCollector runs a collector, then a save, within the collection: the
+// registry sends the answer only once every collector has returned.
 type savingCollector struct {
-	*collector.Exporter
-	state *stateFile
+	prometheus.Collector
+	save func()
 }
 
 func (c savingCollector) Collect(ch chan<- prometheus.Metric) {
-	c.Exporter.Collect(ch)
-	c.state.saveSoon()
+	c.Collector.Collect(ch)
+	c.save()
 }
 
 func openErr(err error) error {

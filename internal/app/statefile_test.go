@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
@@ -96,5 +97,30 @@ func TestStateFileTheCollectorChokesOnDoesNotCrash(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("no state file after restore: %v", err)
+	}
+}
+
+// The state is saved within the collection, so before the scrape's answer
+// is sent: a value Prometheus has seen is never newer than the file (a
+// crash in between would otherwise restore lower counters, which Prometheus
+// takes for a reset and counts again).
+func TestStateSavedBeforeTheScrapeAnswers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s, logs := newTestStateFile(t, path)
+	if err := s.restore(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	// Any collector: this configuration has no client to poll with.
+	inner := prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_gauge", Help: "test"})
+	reg.MustRegister(savingCollector{inner, s.saveAfterCollect})
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the scrape returned before the state was saved: %v\n%s", err, logs)
 	}
 }
