@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -10,10 +9,11 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // process is one running indexima_exporter.
@@ -23,28 +23,10 @@ type process struct {
 	addr   string // 127.0.0.1:port
 	scheme string // http or https
 	client *http.Client
-	stderr *syncBuffer
-	stdout *syncBuffer
+	stderr *testkit.SyncBuffer
+	stdout *testkit.SyncBuffer
 	exited chan struct{}
 	err    error // exit error, once exited is closed
-}
-
-// syncBuffer collects a process's output for the test to read while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startOpts tunes startExporter.
@@ -84,7 +66,7 @@ func launch(t *testing.T, o startOpts) *process {
 	t.Helper()
 	addr := freeAddr(t)
 	args := append([]string{"--web.listen-address=" + addr}, o.args...)
-	p := &process{t: t, addr: addr, scheme: "http", stderr: &syncBuffer{}, stdout: &syncBuffer{},
+	p := &process{t: t, addr: addr, scheme: "http", stderr: &testkit.SyncBuffer{}, stdout: &testkit.SyncBuffer{},
 		exited: make(chan struct{})}
 	tr := &http.Transport{DisableKeepAlives: false, MaxIdleConnsPerHost: 16}
 	if o.tls != nil {

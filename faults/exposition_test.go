@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // maxLabelBytes is the documented bound on label values taken from the
@@ -87,29 +86,9 @@ func TestOddCommentsKeepExpositionValid(t *testing.T) {
 	if int(total) != len(evs) {
 		t.Errorf("%v events counted, want %d", total, len(evs))
 	}
-	promtoolCheck(t, text)
+	testkit.PromtoolCheckMetrics(t, text)
 	r.run(2, 30*time.Second)
 	r.settle()
-}
-
-// promtoolCheck runs `promtool check metrics` on an exposition. Missing
-// promtool skips, except in CI, where it fails.
-func promtoolCheck(t *testing.T, text string) {
-	t.Helper()
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("promtool not found and CI is set: install it (make test-deps)")
-		}
-		t.Skip("promtool not found; skipped (it fails in CI)")
-	}
-	cmd := exec.Command(path, "check", "metrics")
-	cmd.Stdin = strings.NewReader(text)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Errorf("promtool check metrics: %v\n%s", err, tail(out.String(), 30))
-	}
 }
 
 // rawBytes is a front for the console that puts what the simulator's
