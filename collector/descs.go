@@ -49,7 +49,7 @@ func newDescs(withCluster bool) *descs {
 		eventDuration: node(namespace+"_event_duration_seconds",
 			"Duration in seconds of counted events, by event type, from the event's duration field (milliseconds in the API).", "event"),
 		reported: node(namespace+"_events_reported_total",
-			"Sum of the console's event/count answers over the intervals polled, each interval starting just after the previous one ended; compare with indexima_events_total (reported above counted means events missed)."),
+			"Sum of the console's event/count answers over the intervals read whole (events at an interval's first millisecond, reported by the previous interval, are not added again); compare with indexima_events_total: reported above counted means events missed."),
 		cursor: node(namespace+"_events_cursor_timestamp_seconds",
 			"Event time (Unix seconds) up to which the node's events have been read: the `last` of the latest complete poll."),
 		clusterState: node(namespace+"_cluster_state",
