@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // TestCallsAgainstSimulator runs every call against the simulator over real
@@ -246,7 +247,7 @@ func TestCancelledByCaller(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { _, err := c.Events(ctx, node1); done <- err }()
-	waitFor(t, "the call to reach the node", func() bool { return sim.Stats().NodeRequests[node1.String()] > before })
+	testkit.WaitFor(t, "the call to reach the node", func() bool { return sim.Stats().NodeRequests[node1.String()] > before })
 	cancel()
 	select {
 	case err := <-done:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // The console goes away (connections refused) for several scrapes of
@@ -76,7 +77,7 @@ func TestTokenExpiryAndRevocation(t *testing.T) {
 	before := r.sim.Stats()
 	done := make(chan scrape, 1)
 	go func() { done <- parseMetrics(t, r.exp.metricsText()) }()
-	waitFor(t, "the slow node's call to arrive", func() bool {
+	testkit.WaitFor(t, "the slow node's call to arrive", func() bool {
 		return r.sim.Stats().NodeRequests[slow] > before.NodeRequests[slow]
 	})
 	r.sim.RevokeTokens()
@@ -147,17 +148,4 @@ func TestWrongPasswordNoLoginStorm(t *testing.T) {
 	}
 	tl := r.check(r.settle())
 	t.Logf("after rotation and reload: %s", tl)
-}
-
-// waitFor polls cond every 5 ms for at most 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; i < 2000 && time.Now().Before(deadline); i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
 }

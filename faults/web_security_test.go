@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // /metrics behind TLS and basic auth through --web.config.file (the
@@ -110,7 +111,7 @@ func TestConsoleTLSVerification(t *testing.T) {
 			if v, _ := s.value("indexima_console_up", nil); v != 0 {
 				t.Errorf("console_up = %v with a refused certificate", v)
 			}
-			waitFor(t, "the TLS failure to be logged", func() bool {
+			testkit.WaitFor(t, "the TLS failure to be logged", func() bool {
 				return strings.Contains(strings.ToLower(r.exp.stderr.String()), c.wantLog)
 			})
 		})

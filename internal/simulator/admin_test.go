@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 func adminCall(t *testing.T, s *Simulator, method, path string) (int, []byte) {
@@ -109,7 +111,7 @@ func TestAdminConsoleDownFor(t *testing.T) {
 		t.Fatalf("down: %d %s", st, body)
 	}
 	// Back by itself on the same address.
-	waitFor(t, "the console to come back", func() bool {
+	testkit.WaitFor(t, "the console to come back", func() bool {
 		resp, err := rawClient.Get(s.URL() + "/sim/stats")
 		if err != nil {
 			return false

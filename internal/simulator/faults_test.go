@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 const lastPath = "/api/monitor/get/lastevents/0"
@@ -246,7 +248,7 @@ func TestLatencyAndHang(t *testing.T) {
 			}
 			errc <- err
 		}()
-		waitFor(t, "the request to arrive", func() bool { return s.Stats().NodeRequests[nodeA] > before })
+		testkit.WaitFor(t, "the request to arrive", func() bool { return s.Stats().NodeRequests[nodeA] > before })
 		select {
 		case err := <-errc:
 			t.Fatalf("%+v: answered (%v) instead of holding the request", f, err)
@@ -267,7 +269,7 @@ func TestLatencyAndHang(t *testing.T) {
 		}
 		errc <- err
 	}()
-	waitFor(t, "the request to arrive", func() bool { return s.Stats().Requests["version"] > 0 })
+	testkit.WaitFor(t, "the request to arrive", func() bool { return s.Stats().Requests["version"] > 0 })
 	go s.Close()
 	select {
 	case <-errc:

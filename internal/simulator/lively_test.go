@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 func TestLivelyPlaysIncidentsOnTheClock(t *testing.T) {
@@ -55,7 +57,7 @@ func TestStartLivelyStopsWithContext(t *testing.T) {
 	l := NewLively(s, LivelyConfig{Clock: NewScaledClock(t0, 3600), Poll: time.Millisecond, Every: time.Minute})
 	go func() { l.Run(ctx); close(done) }()
 	// At 3600x, an incident is due every few real milliseconds.
-	waitFor(t, "a lively incident", func() bool { return len(s.Truth(nodeA))+len(s.Truth(nodeB)) > initial })
+	testkit.WaitFor(t, "a lively incident", func() bool { return len(s.Truth(nodeA))+len(s.Truth(nodeB)) > initial })
 	cancel()
 	select {
 	case <-done:

@@ -260,7 +260,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	after := []string{nodeName(2), nodeName(3), nodeName(4)}
 	c.writeConfig(cfgFile, pwFile, after...)
 	e.signal(syscall.SIGHUP)
-	waitFor(t, func() bool { _, b := e.get("/config"); return strings.Contains(b, "name: core-4") }, "core-4 in /config after SIGHUP")
+	testkit.WaitFor(t, "core-4 in /config after SIGHUP", func() bool { _, b := e.get("/config"); return strings.Contains(b, "name: core-4") })
 
 	s = e.scrape()
 	if s.hasNode(nodeName(1)) {
@@ -285,9 +285,9 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	c.sim.RevokeTokens()
 	writeSecret(t, pwFile, rotated)
 	e.signal(syscall.SIGHUP)
-	waitFor(t, func() bool {
+	testkit.WaitFor(t, "the second reload in the log", func() bool {
 		return strings.Count(e.stderr.String(), `msg="configuration reloaded"`) >= 2
-	}, "the second reload in the log")
+	})
 	logins := c.sim.Stats().Logins
 	c.advance(time.Second)
 	s = e.scrape()
@@ -302,7 +302,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.signal(syscall.SIGHUP)
-	waitFor(t, func() bool { return strings.Contains(e.stderr.String(), "configuration refused") }, "the refusal in the log")
+	testkit.WaitFor(t, "the refusal in the log", func() bool { return strings.Contains(e.stderr.String(), "configuration refused") })
 	c.advance(time.Second)
 	s = e.scrape()
 	c.observe(s, after...)
@@ -329,17 +329,5 @@ func TestBadConfigurationEndsWithOneLine(t *testing.T) {
 	want := `indexima_exporter: config file "` + cfg + `": line 3: unknown key "foo" in console` + "\n"
 	if stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
-	}
-}
-
-// waitFor polls cond until it holds (20s bound).
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not seen within 20s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
