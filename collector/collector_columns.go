@@ -75,7 +75,7 @@ func (columnsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 	c, _ := v.caches["columns"].(columnsCache)
 	for _, table := range sortedKeys(c) {
 		if e := c[table]; e.count >= 0 && !e.fetched.IsZero() {
-			ch <- prometheus.MustNewConstMetric(v.d.tableColumns, prometheus.GaugeValue, float64(e.count), v.with(table)...)
+			v.gauge(ch, v.d.tableColumns, float64(e.count), table)
 		}
 	}
 	return v.res.refreshErr["columns"]

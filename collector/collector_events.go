@@ -18,12 +18,8 @@ type eventsCollector struct{}
 
 func (eventsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 	d, st := v.d, v.st
-	gauge := func(desc *prometheus.Desc, val float64, extra ...string) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, val, v.with(extra...)...)
-	}
-	counter := func(desc *prometheus.Desc, val float64, extra ...string) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, val, v.with(extra...)...)
-	}
+	gauge := func(desc *seriesDesc, val float64, extra string) { v.gauge(ch, desc, val, extra) }
+	counter := func(desc *seriesDesc, val float64, extra string) { v.counter(ch, desc, val, extra) }
 
 	for _, t := range sortedKeys(st.Events) {
 		counter(d.eventsTotal, float64(st.Events[t]), t)
@@ -43,10 +39,10 @@ func (eventsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 	}
 	for _, t := range sortedKeys(st.Durations) {
 		h := st.Durations[t]
-		ch <- prometheus.MustNewConstHistogram(d.eventDuration, h.Count, h.Sum, h.cumulative(), v.with(t)...)
+		v.histogram(ch, d.eventDuration, h, t)
 	}
-	counter(d.reported, float64(st.Reported))
-	gauge(d.cursor, float64(st.Cursor)/1000)
+	counter(d.reported, float64(st.Reported), "")
+	gauge(d.cursor, float64(st.Cursor)/1000, "")
 
 	current := st.Phase.Value
 	if current == "" {
@@ -59,9 +55,9 @@ func (eventsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 		counter(d.nodeDown, float64(st.NodeDown[n]), n)
 	}
 	if st.Preload.Known {
-		gauge(d.preload, float64(st.Preload.Value))
+		gauge(d.preload, float64(st.Preload.Value), "")
 	}
-	counter(d.metadataUpgraded, float64(st.MetadataUpgraded))
+	counter(d.metadataUpgraded, float64(st.MetadataUpgraded), "")
 	return v.res.err
 }
 

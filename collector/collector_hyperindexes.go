@@ -13,8 +13,7 @@ type hyperindexesCollector struct{}
 
 func (hyperindexesCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 	for _, name := range sortedKeys(v.st.Indexes) {
-		ch <- prometheus.MustNewConstMetric(v.d.hyperindex, prometheus.GaugeValue,
-			boolValue(v.st.Indexes[name].Loaded), v.with(name)...)
+		v.gauge(ch, v.d.hyperindex, boolValue(v.st.Indexes[name].Loaded), name)
 	}
 	return v.res.err
 }

@@ -13,7 +13,7 @@ type tablesCollector struct{}
 
 func (tablesCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 	for _, name := range sortedKeys(v.st.Tables) {
-		ch <- prometheus.MustNewConstMetric(v.d.table, prometheus.GaugeValue, 1, v.with(name)...)
+		v.gauge(ch, v.d.table, 1, name)
 	}
 	return v.res.err
 }

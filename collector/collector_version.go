@@ -52,7 +52,7 @@ func (versionCollector) refresh(ctx context.Context, r refreshEnv, prev any) (an
 
 func (versionCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 	if c, ok := v.caches["version"].(versionCache); ok && c.version != "" {
-		ch <- prometheus.MustNewConstMetric(v.d.nodeInfo, prometheus.GaugeValue, 1, v.with(c.version)...)
+		v.gauge(ch, v.d.nodeInfo, 1, c.version)
 	}
 	return v.res.refreshErr["version"]
 }

@@ -10,13 +10,15 @@ const namespace = "indexima"
 type descs struct {
 	withCluster bool
 
-	up, pollDuration, dropped, consoleUp *prometheus.Desc
+	consoleUp *prometheus.Desc
 
-	eventsTotal, eventsRunning, eventLast, eventDuration *prometheus.Desc
-	reported, cursor, clusterState, nodeDown, preload    *prometheus.Desc
-	metadataUpgraded                                     *prometheus.Desc
+	up, pollDuration, dropped *seriesDesc
 
-	hyperindex, table, nodeInfo, tableColumns *prometheus.Desc
+	eventsTotal, eventsRunning, eventLast, eventDuration *seriesDesc
+	reported, cursor, clusterState, nodeDown, preload    *seriesDesc
+	metadataUpgraded                                     *seriesDesc
+
+	hyperindex, table, nodeInfo, tableColumns *seriesDesc
 }
 
 func newDescs(withCluster bool) *descs {
@@ -26,8 +28,11 @@ func newDescs(withCluster bool) *descs {
 		nodeLabels = []string{"cluster", "node"}
 		consoleLabels = []string{"cluster"}
 	}
-	node := func(name, help string, extra ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, append(append([]string(nil), nodeLabels...), extra...), nil)
+	node := func(name, help string, extra ...string) *seriesDesc {
+		if len(extra) == 0 {
+			return newSeriesDesc(name, help, nodeLabels, "")
+		}
+		return newSeriesDesc(name, help, nodeLabels, extra[0])
 	}
 	return &descs{
 		withCluster: withCluster,

@@ -118,9 +118,9 @@ func (e *Exporter) SetClusters(clusters []Cluster) {
 			if name == "" {
 				name = nd.Target.String()
 			}
-			labels := []string{name}
+			labels, names := []string{name}, []string{"node"}
 			if c.Name != "" {
-				labels = []string{c.Name, name}
+				labels, names = []string{c.Name, name}, []string{"cluster", "node"}
 			}
 			var api nodeAPI
 			if c.Client != nil {
@@ -132,7 +132,7 @@ func (e *Exporter) SetClusters(clusters []Cluster) {
 			}
 			delete(old, nodeID(c.Name, nd.Target)) // a node listed twice gets a fresh runtime the second time
 			nr.mu.Lock()
-			nr.name, nr.labels, nr.d, nr.api = name, labels, d, api
+			nr.name, nr.labels, nr.pairs, nr.d, nr.api = name, labels, labelPairs(names, labels), d, api
 			nr.mu.Unlock()
 			cr.nodes = append(cr.nodes, nr)
 		}

@@ -2,20 +2,30 @@ package collector
 
 // durationBuckets are the upper bounds (seconds) of
 // indexima_event_duration_seconds: from a quick metadata save to a long
-// cluster start.
-var durationBuckets = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800}
+// cluster start, about five times apart. The histogram exists per node and
+// event type, so every bound is one series per (node, type): eight bounds
+// keep it at 11 series where the 15 bounds of the first version took 18 and
+// made most of a scrape's cost (docs/performance.md). Every bound is one of
+// legacyDurationBuckets, so histograms saved with those are re-binned exactly.
+var durationBuckets = [...]float64{.01, .1, .5, 2.5, 10, 60, 300, 1800}
+
+// legacyDurationBuckets are the bounds of state files written before the
+// bounds were saved with each histogram.
+var legacyDurationBuckets = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800}
 
 // durationHist is a cumulative histogram kept as plain data, so node state
-// can be cloned, saved and emitted with MustNewConstHistogram.
+// can be cloned, saved and emitted at scrape time (nodeView.histogram).
 type durationHist struct {
-	Buckets []uint64 `json:"buckets"` // non-cumulative, one per durationBuckets bound
-	Count   uint64   `json:"count"`
-	Sum     float64  `json:"sum"`
+	Bounds  []float64 `json:"bounds,omitempty"` // durationBuckets when saved
+	Buckets []uint64  `json:"buckets"`          // non-cumulative, one per bound
+	Count   uint64    `json:"count"`
+	Sum     float64   `json:"sum"`
 }
 
 func (h *durationHist) observe(seconds float64) {
 	if h.Buckets == nil {
 		h.Buckets = make([]uint64, len(durationBuckets))
+		h.Bounds = durationBuckets[:]
 	}
 	for i, b := range durationBuckets {
 		if seconds <= b {
@@ -27,17 +37,56 @@ func (h *durationHist) observe(seconds float64) {
 	h.Sum += seconds
 }
 
-// cumulative returns the bucket map MustNewConstHistogram wants.
-func (h *durationHist) cumulative() map[float64]uint64 {
-	m := make(map[float64]uint64, len(durationBuckets))
-	var acc uint64
-	for i, b := range durationBuckets {
-		if i < len(h.Buckets) {
-			acc += h.Buckets[i]
-		}
-		m[b] = acc
+// rebin moves the counts of a histogram read from a state file onto
+// durationBuckets: each saved bucket goes to the first bound at or above
+// its own (exact when the saved bounds include the current ones), a bucket
+// above every bound only to the count (+Inf). Saved buckets whose bounds
+// cannot be told are dropped from the buckets, never from the count.
+func (h *durationHist) rebin() {
+	bounds := h.Bounds
+	if bounds == nil && len(h.Buckets) == len(legacyDurationBuckets) {
+		bounds = legacyDurationBuckets
 	}
-	return m
+	if sameBounds(bounds, durationBuckets[:]) && len(h.Buckets) == len(durationBuckets) {
+		h.Bounds = durationBuckets[:]
+		return
+	}
+	out := make([]uint64, len(durationBuckets))
+	var inBuckets uint64
+	if len(bounds) == len(h.Buckets) && increasing(bounds) {
+		j := 0
+		for i, n := range h.Buckets {
+			for j < len(durationBuckets) && durationBuckets[j] < bounds[i] {
+				j++
+			}
+			if j < len(durationBuckets) && inBuckets+n <= h.Count {
+				out[j] += n
+				inBuckets += n
+			}
+		}
+	}
+	h.Bounds, h.Buckets = durationBuckets[:], out
+}
+
+func increasing(b []float64) bool {
+	for i := 1; i < len(b); i++ {
+		if !(b[i] > b[i-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameBounds(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (h durationHist) clone() *durationHist {

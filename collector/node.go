@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 )
@@ -18,7 +19,8 @@ type nodeRuntime struct {
 	cluster string
 	name    string
 	target  apiclient.Node
-	labels  []string // values of the node labels: [cluster,] node
+	labels  []string         // values of the node labels: [cluster,] node
+	pairs   []*dto.LabelPair // the same as label pairs, shared by the node's series
 	d       *descs
 
 	mu       sync.Mutex
@@ -46,14 +48,10 @@ type pollResult struct {
 type nodeView struct {
 	d      *descs
 	labels []string
+	pairs  []*dto.LabelPair
 	st     *nodeState
 	caches map[string]any
 	res    pollResult
-}
-
-// with returns the node label values followed by extra.
-func (v *nodeView) with(extra ...string) []string {
-	return append(append(make([]string, 0, len(v.labels)+len(extra)), v.labels...), extra...)
 }
 
 // pollShared polls the node, or waits for the poll already in flight and
@@ -113,7 +111,7 @@ func (n *nodeRuntime) pollShared(e *Exporter) pollResult {
 func (n *nodeRuntime) view(res pollResult) *nodeView {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return &nodeView{d: n.d, labels: n.labels, st: n.state, caches: n.caches, res: res}
+	return &nodeView{d: n.d, labels: n.labels, pairs: n.pairs, st: n.state, caches: n.caches, res: res}
 }
 
 // consoleAnswered tells whether err still proves the console answered:

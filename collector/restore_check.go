@@ -9,10 +9,8 @@ func (st *nodeState) repair(lim limits) {
 		switch {
 		case h == nil || !validEventLabel(k):
 			delete(st.Durations, k)
-		case len(h.Buckets) != len(durationBuckets):
-			b := make([]uint64, len(durationBuckets))
-			copy(b, h.Buckets)
-			h.Buckets = b
+		default:
+			h.rebin()
 		}
 	}
 	for k, p := range st.Pending {

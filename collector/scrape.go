@@ -70,14 +70,14 @@ func (e *Exporter) collect(ch chan<- prometheus.Metric, clusters []*clusterRunti
 // emitCore emits the series every configured node has: up, the duration of
 // its latest poll and the dropped label values.
 func (e *Exporter) emitCore(ch chan<- prometheus.Metric, n *nodeRuntime, v *nodeView) {
-	ch <- prometheus.MustNewConstMetric(v.d.up, prometheus.GaugeValue, boolValue(v.res.err == nil), v.labels...)
+	v.gauge(ch, v.d.up, boolValue(v.res.err == nil), "")
 	n.mu.Lock()
 	d := n.lastPoll
 	n.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(v.d.pollDuration, prometheus.GaugeValue, d.Seconds(), v.labels...)
+	v.gauge(ch, v.d.pollDuration, d.Seconds(), "")
 	for _, label := range []string{labelDownNode, labelIndex, labelTable} {
 		if c, ok := v.st.Dropped[label]; ok {
-			ch <- prometheus.MustNewConstMetric(v.d.dropped, prometheus.CounterValue, float64(c), v.with(label)...)
+			v.counter(ch, v.d.dropped, float64(c), label)
 		}
 	}
 }

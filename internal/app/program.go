@@ -66,7 +66,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		p.reg.MustRegister(exporter)
 	}
 	// The API call metrics live in a registry gathered after the main one
-	// (Gatherers gather in order), so a scrape shows the calls it made
+	// (inOrder gathers in order), so a scrape shows the calls it made
 	// itself; in the same registry they would be read while the polls run.
 	apiReg := prometheus.NewRegistry()
 	builder := clientBuilder{observer: collector.NewAPIObserver(apiReg), logger: log.With(logger, "component", "apiclient")}
@@ -92,7 +92,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		p.state = state // from now on, close saves it
 	}
 	probe := probeHandler(exporter, afterCollect, logger)
-	p.handler, err = newHandler(p.reg, prometheus.Gatherers{p.reg, apiReg}, o.telemetryPath, p.reloader, probe, logger)
+	p.handler, err = newHandler(p.reg, inOrder{p.reg, apiReg}, o.telemetryPath, p.reloader, probe, logger)
 	return p, err
 }
 

@@ -17,12 +17,13 @@ import (
 // gatherer; reg receives the metrics of the /metrics handler itself.
 func newHandler(reg prometheus.Registerer, gatherer prometheus.Gatherer, metricsPath string, r *reloader, probe http.Handler, logger log.Logger) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/probe", probe)
+	mux.Handle("/probe", fastGzip(probe))
 	metrics := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
-		ErrorLog:      promLogger{logger},
-		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:           promLogger{logger},
+		ErrorHandling:      promhttp.ContinueOnError,
+		DisableCompression: true, // fastGzip compresses
 	})
-	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(reg, metrics))
+	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(reg, fastGzip(metrics)))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "Healthy.\n")
 	})
