@@ -23,7 +23,7 @@ func newHandler(reg prometheus.Registerer, gatherer prometheus.Gatherer, metrics
 		ErrorHandling:      promhttp.ContinueOnError,
 		DisableCompression: true, // fastGzip compresses
 	})
-	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(reg, fastGzip(metrics)))
+	mux.Handle(metricsPath, newGCAfterScrapes().wrap(promhttp.InstrumentMetricHandler(reg, fastGzip(metrics))))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "Healthy.\n")
 	})
