@@ -12,23 +12,43 @@ import (
 )
 
 // gcRig serves a handler wrapped in gcAfterScrapes whose collections are
-// counted instead of run, and whose heap counters the test sets.
+// counted instead of run, and whose heap the handler sets: each scrape
+// allocates perScrape bytes.
 type gcRig struct {
-	g            *gcAfterScrapes
-	srv          *httptest.Server
-	collected    atomic.Int32
-	allocs, live atomic.Uint64
+	g         *gcAfterScrapes
+	srv       *httptest.Server
+	collected atomic.Int32
+
+	mu        sync.Mutex
+	heap      heapNow
+	perScrape uint64
 }
 
 func newGCRig(t *testing.T, h http.Handler) *gcRig {
 	r := &gcRig{}
 	r.g = &gcAfterScrapes{
 		collect: func() { r.collected.Add(1) },
-		read:    func() (uint64, uint64) { return r.allocs.Load(), r.live.Load() },
+		read: func() heapNow {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return r.heap
+		},
 	}
-	r.srv = httptest.NewServer(r.g.wrap(h))
+	r.srv = httptest.NewServer(r.g.wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.heap.allocs += r.perScrape
+		r.heap.objects += r.perScrape
+		r.mu.Unlock()
+		h.ServeHTTP(w, req)
+	})))
 	t.Cleanup(r.srv.Close)
 	return r
+}
+
+func (r *gcRig) set(objects, goal, perScrape uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.heap.objects, r.heap.goal, r.perScrape = objects, goal, perScrape
 }
 
 func (r *gcRig) get(t *testing.T, query string) {
@@ -41,34 +61,36 @@ func (r *gcRig) get(t *testing.T, query string) {
 	resp.Body.Close()
 }
 
-func TestGCAfterScrapesOnlyWhenACollectionIsDue(t *testing.T) {
+// waitCollections waits for the count of collections: end decides before
+// the answer leaves the handler, but collects in a goroutine of its own.
+func (r *gcRig) waitCollections(t *testing.T, want int32) {
+	t.Helper()
+	testkit.WaitFor(t, "the collections", func() bool { return r.collected.Load() == want })
+}
+
+func TestGCAfterScrapesOnlyWhenTheNextScrapeWouldCollect(t *testing.T) {
+	const mib = 1 << 20
 	r := newGCRig(t, http.NotFoundHandler())
-	r.live.Store(10 << 20)
 
-	r.allocs.Store(4 << 20) // less than the live heap allocated: not due
+	r.set(10*mib, 30*mib, 8*mib) // 18 after this scrape, +8 next: under 30
 	r.get(t, "")
-	// The decision is taken before the answer leaves the handler, so a
-	// collection started by this scrape would have moved lastAllocs.
-	if r.g.lastAllocs != 0 || r.collected.Load() != 0 {
-		t.Fatalf("collected after 4 MiB allocated with 10 MiB live")
+	r.set(20*mib, 30*mib, 8*mib) // 28 after, +8 next: the next would collect
+	r.get(t, "")
+	r.waitCollections(t, 1)
+
+	// A small exporter far under the goal: never (its pacer collects on its
+	// own every so many scrapes, and this must not add to that).
+	r.set(1*mib, 4*mib, 100<<10)
+	for range 20 {
+		r.get(t, "") // ends at 3 MiB
 	}
-
-	r.allocs.Store(12 << 20) // past the live size: due
 	r.get(t, "")
-	testkit.WaitFor(t, "a collection once the live size was allocated", func() bool { return r.collected.Load() == 1 })
-
-	r.allocs.Store(20 << 20) // 8 MiB since that collection: not due again
-	r.get(t, "")
-	r.g.mu.Lock()
-	last := r.g.lastAllocs
-	r.g.mu.Unlock()
-	if last != 12<<20 || r.collected.Load() != 1 {
-		t.Fatalf("collected again after 8 MiB with 10 MiB live (lastAllocs %d)", last)
+	if n := r.collected.Load(); n != 1 {
+		t.Fatalf("%d collections; the small heap never reached its goal", n)
 	}
-
-	r.allocs.Store(23 << 20)
+	r.set(3*mib+900<<10, 4*mib, 100<<10) // 4 MiB after this one, at the goal
 	r.get(t, "")
-	testkit.WaitFor(t, "a second collection 11 MiB later", func() bool { return r.collected.Load() == 2 })
+	r.waitCollections(t, 2)
 }
 
 func TestGCAfterScrapesWaitsForTheLastInFlight(t *testing.T) {
@@ -79,8 +101,7 @@ func TestGCAfterScrapesWaitsForTheLastInFlight(t *testing.T) {
 		arrived <- id
 		<-release[id]
 	}))
-	r.allocs.Store(100 << 20)
-	r.live.Store(1 << 20) // always due: only the scrapes in flight hold it back
+	r.set(100<<20, 10<<20, 1<<20) // always due: only the scrapes in flight hold it back
 	var wg sync.WaitGroup
 	for _, id := range []string{"a", "b"} {
 		wg.Add(1)
@@ -92,24 +113,28 @@ func TestGCAfterScrapesWaitsForTheLastInFlight(t *testing.T) {
 	<-arrived
 	<-arrived
 	close(release["a"])
-	testkit.WaitFor(t, "scrape a answered", func() bool { return r.g.inflight.Load() == 1 })
+	testkit.WaitFor(t, "scrape a answered", func() bool {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return r.g.inflight == 1
+	})
 	if n := r.collected.Load(); n != 0 {
 		t.Fatalf("collected while scrape b was still in flight")
 	}
 	close(release["b"])
 	wg.Wait()
-	testkit.WaitFor(t, "one collection once both are answered", func() bool { return r.collected.Load() == 1 })
+	r.waitCollections(t, 1)
 }
 
 // The real heap counters: what newGCAfterScrapes reads must be the
 // runtime's, or the rule never fires (or always does).
 func TestGCAfterScrapesReadsTheHeap(t *testing.T) {
 	g := newGCAfterScrapes()
-	runtime.GC() // live is known once a collection has ended
+	runtime.GC()
 	g.mu.Lock()
-	allocs, live := g.read()
+	h := g.read()
 	g.mu.Unlock()
-	if allocs == 0 || live == 0 || live > allocs {
-		t.Fatalf("heap counters allocs=%d live=%d: not the runtime's", allocs, live)
+	if h.allocs == 0 || h.objects == 0 || h.goal < h.objects/2 || h.objects > h.allocs {
+		t.Fatalf("heap counters %+v: not the runtime's", h)
 	}
 }
