@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 const shardAddress = "indexima-exporter-shard-${1}.indexima-exporter-shard.monitoring.svc:9897"
@@ -282,5 +284,53 @@ func waitHTTP(t *testing.T, url string, within time.Duration, diag func() string
 			t.Fatalf("%s not ready after %s (last: %v)\n%s", url, within, err, diag())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestShardedReplicasAreProbeOnlyAndScraped: the replicas run with
+// --scrape.probe-only (their /metrics then calls no node), the exporter
+// accepts every argument of the manifest, and Prometheus scrapes the
+// /metrics of each replica in a job of its own.
+func TestShardedReplicasAreProbeOnlyAndScraped(t *testing.T) {
+	sts := find(t, readObjects(t, "deploy/kubernetes/sharded/statefulset.yaml"), "StatefulSet", "indexima-exporter-shard")
+	containers := asList(dig(sts, "spec", "template", "spec", "containers"))
+	if len(containers) != 1 {
+		t.Fatalf("%d containers, want the exporter alone", len(containers))
+	}
+	args := stringList(dig(containers[0], "args"))
+	hasFlag := false
+	for _, a := range args {
+		hasFlag = hasFlag || a == "--scrape.probe-only"
+	}
+	if !hasFlag {
+		t.Fatalf("replica args %v lack --scrape.probe-only: scraping their /metrics would poll every node per replica", args)
+	}
+	// kingpin refuses an unknown flag before it prints the help.
+	cmd := exec.Command(testkit.ExporterBinary(t), append(append([]string(nil), args...), "--help")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the exporter refuses the replica arguments %v: %v\n%s", args, err, out)
+	}
+
+	var cfg object
+	if err := yaml.Unmarshal([]byte(shardedPrometheusConfig(t)), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	replicas := dig(sts, "spec", "replicas")
+	var targets []string
+	for _, j := range asList(cfg["scrape_configs"]) {
+		if p := dig(j, "metrics_path"); p != nil && p != "/metrics" {
+			continue
+		}
+		for _, sc := range asList(dig(j, "static_configs")) {
+			targets = append(targets, stringList(dig(sc, "targets"))...)
+		}
+	}
+	if fmt.Sprint(len(targets)) != fmt.Sprint(replicas) {
+		t.Fatalf("/metrics targets %v: want one per replica (%v)", targets, replicas)
+	}
+	for i, target := range targets {
+		if want := fmt.Sprintf("indexima-exporter-shard-%d.indexima-exporter-shard.", i); !strings.HasPrefix(target, want) {
+			t.Errorf("/metrics target %d is %q, want the replica %s...", i, target, want)
+		}
 	}
 }

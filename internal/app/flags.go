@@ -30,6 +30,7 @@ type options struct {
 	demo           bool
 	stateFile      string
 	concurrency    int
+	probeOnly      bool
 	maxLabelValues int
 	logLevel       string
 	logFormat      string
@@ -55,6 +56,8 @@ func newCommandLine() (*kingpin.Application, *options) {
 		Default("").StringVar(&o.stateFile)
 	app.Flag("scrape.concurrency", "Number of nodes polled at once (a scrape lasts about as long as the slowest node while every node has a slot).").
 		Default(strconv.Itoa(collector.DefaultConcurrency)).IntVar(&o.concurrency)
+	app.Flag("scrape.probe-only", "Poll nodes only through /probe (sharded replicas, docs/scaling.md): /metrics then serves the exporter's own metrics and calls no node.").
+		BoolVar(&o.probeOnly)
 	app.Flag("label.max-values", "Maximum number of distinct values per node of the table, index and down-node labels.").
 		Default("500").IntVar(&o.maxLabelValues)
 	app.Flag("log.level", "Only log messages with the given severity or above. One of: [debug, info, warn, error]").

@@ -222,3 +222,53 @@ func TestProbeTwoClustersCountsEachNode(t *testing.T) {
 	// A node of the other cluster by host:port works in its own module.
 	probe("staging", "stg-a:9999")
 }
+
+// With --scrape.probe-only, /metrics serves the exporter's own metrics and
+// calls no node (each sharded replica would otherwise poll every node at
+// each scrape of it); /probe still polls the node asked for.
+func TestProbeOnlyMetricsCallsNoNode(t *testing.T) {
+	prod := newProbeCluster(t, "prod", "prod-a", "prod-b")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "indexima.yml")
+	if err := os.WriteFile(cfg, []byte("clusters:\n"+prod.yaml(dir)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, "--config.file="+cfg, "--scrape.probe-only")
+	for range 2 {
+		code, body := r.get("/metrics")
+		if code != http.StatusOK {
+			t.Fatalf("/metrics: %d %s", code, body)
+		}
+		fams := parseProbe(t, body)
+		for _, name := range []string{"indexima_up", "indexima_events_total", "indexima_console_up"} {
+			if _, ok := fams[name]; ok {
+				t.Fatalf("/metrics of a probe-only exporter has %s: it polled the nodes", name)
+			}
+		}
+		if _, ok := fams["indexima_exporter_build_info"]; !ok {
+			t.Fatalf("/metrics of a probe-only exporter lacks its own metrics:\n%.500s", body)
+		}
+	}
+	calls := func(st simulator.Stats) (n int) {
+		for _, c := range st.Requests {
+			n += c
+		}
+		return n
+	}
+	if st := prod.sim.Stats(); calls(st) != 0 {
+		t.Fatalf("scrapes of /metrics reached the console: %+v", st)
+	}
+
+	code, body := r.get("/probe?module=prod&target=core-1")
+	if code != http.StatusOK {
+		t.Fatalf("/probe: %d %s", code, body)
+	}
+	up := parseProbe(t, body)["indexima_up"]
+	if up == nil || len(up.Metric) != 1 || up.Metric[0].GetGauge().GetValue() != 1 {
+		t.Fatalf("/probe of core-1: indexima_up is not 1:\n%s", body)
+	}
+	st := prod.sim.Stats()
+	if st.NodeRequests[prod.nodes["core-1"]] == 0 || st.NodeRequests[prod.nodes["core-2"]] != 0 {
+		t.Fatalf("/probe of core-1 must call core-1 and only it: %v", st.NodeRequests)
+	}
+}

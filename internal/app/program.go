@@ -58,12 +58,17 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	}
 	afterCollect := func() {}
 	var state *stateFile
+	var nodes prometheus.Collector = exporter // what /metrics polls
 	if o.stateFile != "" {
 		state = newStateFile(o.stateFile, exporter, func() []collector.Cluster { return applied }, log.With(logger, "component", "state"))
-		p.reg.MustRegister(savingCollector{exporter, state.saveAfterCollect})
+		nodes = savingCollector{exporter, state.saveAfterCollect}
 		afterCollect = state.saveAfterCollect
-	} else {
-		p.reg.MustRegister(exporter)
+	}
+	// With --scrape.probe-only, Prometheus shards the nodes across replicas
+	// through /probe; a /metrics that polled every node would have each
+	// replica poll them all again at every scrape.
+	if !o.probeOnly {
+		p.reg.MustRegister(nodes)
 	}
 	// The API call metrics live in a registry gathered after the main one
 	// (inOrder gathers in order), so a scrape shows the calls it made

@@ -1,0 +1,9 @@
+package deploy
+
+import (
+	"testing"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
