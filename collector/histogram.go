@@ -1,5 +1,7 @@
 package collector
 
+import "slices"
+
 // durationBuckets are the upper bounds (seconds) of
 // indexima_event_duration_seconds: from a quick metadata save to a long
 // cluster start, about five times apart. The histogram exists per node and
@@ -27,7 +29,13 @@ func (h *durationHist) observe(seconds float64) {
 		h.Buckets = make([]uint64, len(durationBuckets))
 		h.Bounds = durationBuckets[:]
 	}
-	for i, b := range durationBuckets {
+	h.observeIn(durationBuckets[:], seconds)
+}
+
+// observeIn counts seconds into the bucket of the first bound at or above
+// it (none: +Inf, the count alone).
+func (h *durationHist) observeIn(bounds []float64, seconds float64) {
+	for i, b := range bounds {
 		if seconds <= b {
 			h.Buckets[i]++
 			break
@@ -47,7 +55,7 @@ func (h *durationHist) rebin() {
 	if bounds == nil && len(h.Buckets) == len(legacyDurationBuckets) {
 		bounds = legacyDurationBuckets
 	}
-	if sameBounds(bounds, durationBuckets[:]) && len(h.Buckets) == len(durationBuckets) {
+	if slices.Equal(bounds, durationBuckets[:]) && len(h.Buckets) == len(durationBuckets) {
 		h.Bounds = durationBuckets[:]
 		return
 	}
@@ -71,18 +79,6 @@ func (h *durationHist) rebin() {
 func increasing(b []float64) bool {
 	for i := 1; i < len(b); i++ {
 		if !(b[i] > b[i-1]) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameBounds(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
 			return false
 		}
 	}

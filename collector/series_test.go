@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,14 +101,7 @@ func TestSeriesWriteWhatConstMetricsWrite(t *testing.T) {
 func observed(bounds []float64, durations []float64) *durationHist {
 	h := &durationHist{Buckets: make([]uint64, len(bounds))}
 	for _, s := range durations {
-		for i, b := range bounds {
-			if s <= b {
-				h.Buckets[i]++
-				break
-			}
-		}
-		h.Count++
-		h.Sum += s
+		h.observeIn(bounds, s)
 	}
 	return h
 }
@@ -120,7 +114,7 @@ func TestRebinOfASavedHistogramIsExact(t *testing.T) {
 	// A state file written before the bounds were saved: 15 buckets.
 	legacy := observed(legacyDurationBuckets, durations)
 	legacy.rebin()
-	if !sameBounds(legacy.Bounds, durationBuckets[:]) || len(legacy.Buckets) != len(durationBuckets) {
+	if !slices.Equal(legacy.Bounds, durationBuckets[:]) || len(legacy.Buckets) != len(durationBuckets) {
 		t.Fatalf("rebinned to bounds %v, %d buckets", legacy.Bounds, len(legacy.Buckets))
 	}
 	for i := range want.Buckets {
