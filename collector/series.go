@@ -72,7 +72,13 @@ func (d *seriesDesc) extraPair(v string) *dto.LabelPair {
 	if p, ok := sharedPairs[d.extra][v]; ok {
 		return p
 	}
-	return &dto.LabelPair{Name: &d.extra, Value: &v}
+	return newPair(&d.extra, v)
+}
+
+// newPair is apart from extraPair so that only a new pair moves its value
+// to the heap (taking &v in extraPair itself did it for every call).
+func newPair(name *string, v string) *dto.LabelPair {
+	return &dto.LabelPair{Name: name, Value: &v}
 }
 
 // labels returns the sorted label pairs of a series of d: the node's pairs

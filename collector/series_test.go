@@ -155,3 +155,33 @@ func TestRebinOfADamagedHistogramKeepsTheCount(t *testing.T) {
 		}
 	}
 }
+
+// The point of the fast series is their cost: one allocation for a series
+// with only node labels, two with a shared event or state pair, four with
+// a pair of its own (a table name), where MustNewConstMetric made about
+// eight. A change that loses this shows here, not only in the harness.
+func TestSeriesAllocations(t *testing.T) {
+	d := newDescs(true)
+	labels := []string{"prod", "core-1"}
+	v := &nodeView{d: d, labels: labels, pairs: labelPairs([]string{"cluster", "node"}, labels)}
+	ch := make(chan prometheus.Metric, 1)
+	for _, c := range []struct {
+		name   string
+		emit   func()
+		atMost float64
+	}{
+		{"node labels only", func() { v.gauge(ch, d.up, 1, ""); <-ch }, 1},
+		{"shared event pair", func() { v.counter(ch, d.eventsTotal, 3, "TABLE_LOADED"); <-ch }, 2},
+		{"shared state pair", func() { v.gauge(ch, d.clusterState, 1, "ready"); <-ch }, 2},
+		{"own table pair", func() { v.gauge(ch, d.table, 1, "etalon.nyc_taxi"); <-ch }, 4},
+	} {
+		if got := testing.AllocsPerRun(200, c.emit); got > c.atMost {
+			t.Errorf("%s: %v allocations per series, want at most %v", c.name, got, c.atMost)
+		}
+	}
+	h := &durationHist{}
+	h.observe(1)
+	if got := testing.AllocsPerRun(200, func() { v.histogram(ch, d.eventDuration, h, "TABLE_LOADED"); <-ch }); got > 2 {
+		t.Errorf("histogram: %v allocations, want at most 2 (the histogram and its label slice)", got)
+	}
+}
