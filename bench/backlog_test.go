@@ -1,16 +1,17 @@
 package bench
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,77 +22,96 @@ import (
 var backlogNode = simulator.NodeConfig{Host: "busy-node", Port: 9999}
 
 // backlog is a busy node's day of events after an outage, as the simulator
-// serves it: the first-contact listing (taken before the outage), then the
-// lastevents listing from that cursor and its event/count, recorded once
-// so that the timed loop measures the exporter only, not the simulator's
-// encoding. The bodies are plain JSON (a console answer the client must
-// accept; gzip is measured by the harness, not here).
+// serves it: every answer an exporter needs to make first contact and then
+// read the backlog, recorded once (through a recording proxy, while a real
+// exporter did it) so that the timed loop measures the exporter only, not
+// the simulator's encoding. The bodies are plain JSON (a console answer the
+// client must accept; gzip is measured by the harness, not here).
 type backlog struct {
 	events int
 	cursor int64             // `last` of the first contact
-	last   int64             // `last` of the backlog listing
 	files  map[string]string // request path -> recorded body file
+	future string            // body of "lastevents from tomorrow" (first contact), whatever tomorrow is
 	bytes  int64             // size of the backlog listing
-	// gzipped: the backlog listing as the simulator compresses it, served
-	// instead of the plain one when set (the path a real console takes).
+	// listing is the path of the backlog listing; gzipped is the same
+	// listing compressed as the simulator sends it, served instead of the
+	// plain one when useGzip is set (the path a real console takes).
+	listing   string
 	gzipFile  string
 	gzipBytes int64
 	useGzip   bool
 }
 
-// recordBacklog runs the simulator once: first contact, then n events over
-// the next 24 hours (all completed), and records the answers the exporter
-// will ask for.
+// recorder is a proxy in front of the simulator that keeps every answer
+// (plain: it asks the simulator without gzip) by request path.
+type recorder struct {
+	sim   http.Handler
+	dir   string
+	mu    sync.Mutex
+	files map[string]string
+	sizes map[string]int64
+	n     int // answers recorded (names the files)
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del("Accept-Encoding")
+	cw := httptest.NewRecorder()
+	rec.sim.ServeHTTP(cw, r)
+	body := cw.Body.Bytes()
+	rec.mu.Lock()
+	rec.n++
+	file := filepath.Join(rec.dir, fmt.Sprintf("answer-%d.json", rec.n))
+	if err := os.WriteFile(file, body, 0o600); err == nil {
+		rec.files[r.URL.Path], rec.sizes[r.URL.Path] = file, int64(len(body))
+	}
+	rec.mu.Unlock()
+	for k, v := range cw.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(cw.Code)
+	_, _ = w.Write(body)
+}
+
+// recordBacklog runs the simulator once: a real exporter makes first
+// contact, the node then logs n events over the next 24 hours (all
+// completed), and the exporter reads them; every answer is recorded.
 func recordBacklog(tb testing.TB, n int) *backlog {
 	tb.Helper()
 	start := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
 	clock := simulator.NewManualClock(start)
 	sim := simulator.New(simulator.Config{Nodes: []simulator.NodeConfig{backlogNode}, Clock: clock, Seed: 7})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		tb.Fatal(err)
-	}
-	defer sim.Close()
 	dir := tb.TempDir()
+	rec := &recorder{sim: sim.Handler(), dir: dir, files: map[string]string{}, sizes: map[string]int64{}}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+
+	c := newCatchUp(tb, srv.URL)
 	bl := &backlog{events: n, files: map[string]string{}}
-	// Plain answers: a transport that does not ask for gzip.
-	client := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 5 * time.Minute}
-	record := func(path string) []byte {
-		req, err := http.NewRequest(http.MethodGet, sim.URL()+path, nil)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		req.Header.Set("Monitor-Target-Host", backlogNode.Host)
-		req.Header.Set("Monitor-Target-Port", strconv.Itoa(backlogNode.Port))
-		resp, err := client.Do(req)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			tb.Fatalf("recording %s: status %d, err %v: %.200s", path, resp.StatusCode, err, body)
-		}
-		file := filepath.Join(dir, fmt.Sprintf("answer-%d.json", len(bl.files)))
-		if err := os.WriteFile(file, body, 0o600); err != nil {
-			tb.Fatal(err)
+	for path, file := range rec.files {
+		if strings.HasPrefix(path, "/api/monitor/get/lastevents/") {
+			body, err := os.ReadFile(file)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			bl.future = string(body)
+			var head struct {
+				Last     int64             `json:"last"`
+				Runnings []json.RawMessage `json:"runnings"`
+			}
+			if err := json.Unmarshal(body, &head); err != nil {
+				tb.Fatal(err)
+			}
+			if len(head.Runnings) != 0 {
+				tb.Fatalf("first contact lists %d running events; the scenario wants none", len(head.Runnings))
+			}
+			bl.cursor = head.Last
+			continue
 		}
 		bl.files[path] = file
-		return body
 	}
-
-	first := record("/api/monitor/get/events")
-	var head struct {
-		Last     int64             `json:"last"`
-		Runnings []json.RawMessage `json:"runnings"`
-	}
-	if err := json.Unmarshal(first, &head); err != nil {
-		tb.Fatal(err)
-	}
-	if len(head.Runnings) != 0 {
-		tb.Fatalf("first contact lists %d running events; the scenario wants none", len(head.Runnings))
-	}
-	bl.cursor = head.Last
-	record("/api/monitor/get/version")
+	rec.mu.Lock()
+	clear(rec.files)
+	rec.mu.Unlock()
 
 	// The day's events, evenly spread and all completed by the end.
 	key := backlogNode.Key()
@@ -120,43 +140,35 @@ func recordBacklog(tb testing.TB, n int) *backlog {
 	flush()
 	clock.Set(time.UnixMilli(bl.cursor + span + 60_000))
 
-	body := record("/api/monitor/get/lastevents/" + strconv.FormatInt(bl.cursor, 10))
-	bl.bytes = int64(len(body))
-	i := bytes.LastIndex(body, []byte(`"last":`))
-	if i < 0 {
-		tb.Fatal("the backlog listing has no last")
+	if up, counted := c.scrape(tb); up != 1 || counted != float64(n) {
+		tb.Fatalf("recording the catch-up: up %v, counted %v; want 1 and %d", up, counted, n)
 	}
-	j := bytes.IndexByte(body[i:], '}')
-	last, err := strconv.ParseInt(string(body[i+len(`"last":`):i+j]), 10, 64)
-	if err != nil {
-		tb.Fatal(err)
+	for path, file := range rec.files {
+		bl.files[path] = file
+		if strings.HasPrefix(path, "/api/monitor/get/lastevents/") && rec.sizes[path] > bl.bytes {
+			bl.listing, bl.bytes = path, rec.sizes[path]
+		}
 	}
-	bl.last = last
+	if bl.listing == "" {
+		tb.Fatal("the catch-up made no lastevents call")
+	}
+
 	// The same listing compressed, as a console sends it.
-	gzPath := "/api/monitor/get/lastevents/" + strconv.FormatInt(bl.cursor, 10)
-	req, err := http.NewRequest(http.MethodGet, sim.URL()+gzPath, nil)
+	req, err := http.NewRequest(http.MethodGet, bl.listing, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	req.Header.Set("Accept-Encoding", "gzip")
 	req.Header.Set("Monitor-Target-Host", backlogNode.Host)
 	req.Header.Set("Monitor-Target-Port", strconv.Itoa(backlogNode.Port))
-	resp, err := client.Do(req)
-	if err != nil {
+	w := httptest.NewRecorder()
+	sim.Handler().ServeHTTP(w, req)
+	if w.Header().Get("Content-Encoding") != "gzip" {
+		tb.Fatalf("recording the gzip listing: encoding %q", w.Header().Get("Content-Encoding"))
+	}
+	bl.gzipFile, bl.gzipBytes = filepath.Join(dir, "backlog.json.gz"), int64(w.Body.Len())
+	if err := os.WriteFile(bl.gzipFile, w.Body.Bytes(), 0o600); err != nil {
 		tb.Fatal(err)
-	}
-	gz, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.Header.Get("Content-Encoding") != "gzip" {
-		tb.Fatalf("recording the gzip listing: %v, encoding %q", err, resp.Header.Get("Content-Encoding"))
-	}
-	bl.gzipFile, bl.gzipBytes = filepath.Join(dir, "backlog.json.gz"), int64(len(gz))
-	if err := os.WriteFile(bl.gzipFile, gz, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	count := record(fmt.Sprintf("/api/monitor/get/event/count/%d/%d", bl.cursor, bl.last))
-	if got := string(bytes.TrimSpace(count)); got != strconv.Itoa(n) {
-		tb.Fatalf("event/count says %s, want %d", got, n)
 	}
 	return bl
 }
@@ -172,11 +184,20 @@ func (bl *backlog) replay(tb testing.TB) string {
 	}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		file, ok := bl.files[r.URL.Path]
+		if !ok && strings.HasPrefix(r.URL.Path, "/api/monitor/get/lastevents/") {
+			// First contact asks for the events after tomorrow (by the
+			// exporter's clock, so the path changes from run to run).
+			if t, err := strconv.ParseInt(strings.TrimPrefix(r.URL.Path, "/api/monitor/get/lastevents/"), 10, 64); err == nil && t > bl.cursor+3600_000 {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, bl.future)
+				return
+			}
+		}
 		if !ok {
 			http.Error(w, `{"message":"not recorded: `+r.URL.Path+`"}`, http.StatusNotFound)
 			return
 		}
-		if bl.useGzip && strings.HasPrefix(r.URL.Path, "/api/monitor/get/lastevents/") {
+		if bl.useGzip && r.URL.Path == bl.listing {
 			file = bl.gzipFile
 			w.Header().Set("Content-Encoding", "gzip")
 		}

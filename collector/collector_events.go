@@ -11,9 +11,10 @@ func init() {
 		func() subCollector { return eventsCollector{} })
 }
 
-// eventsCollector emits what the event tracking counts and learns: counters
-// by type, running events, durations, the cluster state set, NODE_DOWN
-// reports, preload and metadata numbers, the cursor.
+// eventsCollector emits what the counting engine counts and learns:
+// counters by type, running events, durations, the cluster state set,
+// NODE_DOWN reports, preload and metadata numbers, the cursor, the
+// self-check, the node's clock lag and the console's count semantics.
 type eventsCollector struct{}
 
 func (eventsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
@@ -58,6 +59,16 @@ func (eventsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 		gauge(d.preload, float64(st.Preload.Value), "")
 	}
 	counter(d.metadataUpgraded, float64(st.MetadataUpgraded), "")
+
+	// What the engine learned of the console.
+	if st.Lateness.LagKnown {
+		gauge(d.clockLag, float64(st.Lateness.LagMS)/1000, "")
+	}
+	gauge(d.lateWindow, v.lateWindow.Seconds(), "")
+	detected := string(st.Semantics.Detected())
+	for _, s := range countSemantics {
+		gauge(d.countSemantics, boolValue(s == detected), s)
+	}
 	return v.res.err
 }
 

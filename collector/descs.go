@@ -17,6 +17,7 @@ type descs struct {
 	eventsTotal, eventsRunning, eventLast, eventDuration *seriesDesc
 	reported, cursor, clusterState, nodeDown, preload    *seriesDesc
 	metadataUpgraded                                     *seriesDesc
+	clockLag, lateWindow, countSemantics                 *seriesDesc
 
 	hyperindex, table, nodeInfo, tableColumns *seriesDesc
 }
@@ -54,7 +55,7 @@ func newDescs(withCluster bool) *descs {
 		eventDuration: node(namespace+"_event_duration_seconds",
 			"Duration in seconds of counted events, by event type, from the event's duration field (milliseconds in the API).", "event"),
 		reported: node(namespace+"_events_reported_total",
-			"Sum of the console's event/count answers over the intervals read whole (events at an interval's first millisecond, reported by the previous interval, are not added again); compare with indexima_events_total: reported above counted means events missed."),
+			"The console's own number of the node's events completed since the exporter first contacted it, from its event/count answers (running events excluded, late events included); reported minus the sum of indexima_events_total is 0 exactly when nothing was missed."),
 		cursor: node(namespace+"_events_cursor_timestamp_seconds",
 			"Event time (Unix seconds) up to which the node's events have been read: the `last` of the latest complete poll."),
 		clusterState: node(namespace+"_cluster_state",
@@ -65,6 +66,12 @@ func newDescs(withCluster bool) *descs {
 			"Number of indexes loaded by the latest preload, from the comment of the latest PRELOAD_FINISHED event."),
 		metadataUpgraded: node(namespace+"_metadata_tables_upgraded_total",
 			"Tables upgraded by metadata saves, the sum of the numbers in the comments of counted SAVE_METADATA events."),
+		clockLag: node(namespace+"_node_clock_lag_seconds",
+			"How far the node's clock is behind the console's (negative: ahead), estimated as the smallest `last` minus newest event date of the node's listings over the last hour; events dated more than indexima_events_late_window_seconds behind `last` can be lost."),
+		lateWindow: node(namespace+"_events_late_window_seconds",
+			"The late window: an event that becomes visible dated up to this far behind the cursor (listed only once completed, or dated by a lagging node clock) is still counted exactly once (--events.late-window)."),
+		countSemantics: node(namespace+"_event_count_semantics",
+			"What the console's event/count counts, detected from its answers (state set): completed events only, running events too, or unknown (not told yet, or the console lists no running events).", "semantics"),
 
 		hyperindex: node(namespace+"_hyperindex_loaded",
 			"1 if the hyperindex is loaded on the node, 0 if unloaded, from the latest HYPER_INDEX_LOADED or HYPER_INDEX_UNLOADED event.", "index"),

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 // Cluster is one configured cluster: a console client and its nodes.
@@ -37,7 +38,12 @@ type Options struct {
 	MaxLabelValues int             // per node and label (tables, indexes, down nodes); default 500
 	MaxEventTypes  int             // distinct unknown event type names before OTHER, per node; default 32
 	InfoRefresh    time.Duration   // refresh interval of version and columns; default 10m
-	StateFile      string          // where cursors are saved ("" = none); file I/O not implemented here yet
+	// LateWindow, LookBack and LookBackCalls are the counting engine's
+	// (tracker.Options): how late an event may become visible and still be
+	// counted, and how far first contact reads back to learn the state.
+	LateWindow    time.Duration
+	LookBack      time.Duration
+	LookBackCalls int
 }
 
 // DefaultConcurrency is the default bound of the nodes polled at once. A
@@ -52,8 +58,8 @@ const DefaultConcurrency = 256
 type Exporter struct {
 	opts   Options
 	logger log.Logger
-	lim    limits
-	sem    chan struct{} // bounds the polls running at once
+	engine tracker.Options // the counting engine's options (its Logger set per node)
+	sem    chan struct{}   // bounds the polls running at once
 	subs   []namedCollector
 
 	mu       sync.RWMutex
@@ -91,9 +97,10 @@ func New(opts Options) (*Exporter, error) {
 	return &Exporter{
 		opts:   opts,
 		logger: opts.Logger,
-		lim:    limits{maxLabelValues: opts.MaxLabelValues, maxEventTypes: opts.MaxEventTypes},
-		sem:    make(chan struct{}, opts.Concurrency),
-		subs:   subs,
+		engine: tracker.Options{Window: opts.LateWindow, LookBack: opts.LookBack, LookBackCalls: opts.LookBackCalls,
+			Limits: tracker.Limits{MaxLabelValues: opts.MaxLabelValues, MaxEventTypes: opts.MaxEventTypes}},
+		sem:  make(chan struct{}, opts.Concurrency),
+		subs: subs,
 	}, nil
 }
 
@@ -128,7 +135,7 @@ func (e *Exporter) SetClusters(clusters []Cluster) {
 			}
 			nr := old[nodeID(c.Name, nd.Target)]
 			if nr == nil {
-				nr = &nodeRuntime{cluster: c.Name, target: nd.Target, state: &nodeState{}}
+				nr = &nodeRuntime{cluster: c.Name, target: nd.Target, state: &tracker.State{}}
 			}
 			delete(old, nodeID(c.Name, nd.Target)) // a node listed twice gets a fresh runtime the second time
 			nr.mu.Lock()
@@ -139,6 +146,14 @@ func (e *Exporter) SetClusters(clusters []Cluster) {
 		next = append(next, cr)
 	}
 	e.clusters = next
+}
+
+// lateWindow is the engine's late window, defaults applied.
+func (e *Exporter) lateWindow() time.Duration {
+	if e.engine.Window > 0 {
+		return e.engine.Window
+	}
+	return tracker.DefaultWindow
 }
 
 func nodeID(cluster string, target apiclient.Node) string {

@@ -1,11 +1,13 @@
 package collector
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 // clusterState returns the state whose indexima_cluster_state series is 1,
@@ -55,7 +57,7 @@ func TestStateGaugesFollowTheCluster(t *testing.T) {
 	tables, indexes := sortStrings(e.sim.Tables(n)), sortStrings(e.sim.Indexes(n))
 
 	m := e.scrape(nil)
-	if got := clusterState(t, m, n); got != stateReady {
+	if got := clusterState(t, m, n); got != tracker.StateReady {
 		t.Errorf("state after the day's history = %s, want ready", got)
 	}
 	if got := labelSet(m, "indexima_table_loaded", n, "table", 1); strings.Join(got, ",") != strings.Join(tables, ",") {
@@ -83,7 +85,7 @@ func TestStateGaugesFollowTheCluster(t *testing.T) {
 	e.sim.StopCluster()
 	e.clock.Advance(time.Second)
 	m = e.scrape(nil)
-	if got := clusterState(t, m, n); got != stateStopped {
+	if got := clusterState(t, m, n); got != tracker.StateStopped {
 		t.Errorf("state after stop = %s", got)
 	}
 	if got := m.series("indexima_table_loaded", l("node", n)); len(got) != 0 {
@@ -93,7 +95,7 @@ func TestStateGaugesFollowTheCluster(t *testing.T) {
 	e.sim.StartCluster()
 	e.clock.Advance(100 * time.Millisecond)
 	m = e.scrape(nil)
-	if got := clusterState(t, m, n); got != stateStarting {
+	if got := clusterState(t, m, n); got != tracker.StateStarting {
 		t.Errorf("state during start = %s", got)
 	}
 	running := 0.0
@@ -107,7 +109,7 @@ func TestStateGaugesFollowTheCluster(t *testing.T) {
 		e.clock.Advance(5 * time.Second)
 		m = e.scrape(nil)
 	}
-	if got := clusterState(t, m, n); got != stateReady {
+	if got := clusterState(t, m, n); got != tracker.StateReady {
 		t.Errorf("state after start = %s", got)
 	}
 	if got := labelSet(m, "indexima_table_loaded", n, "table", 1); strings.Join(got, ",") != strings.Join(tables, ",") {
@@ -135,7 +137,7 @@ func TestUnknownEventTypes(t *testing.T) {
 	// Admission follows date order: the first two well-formed names win.
 	admitted := map[string]bool{"NEW_ONE": true, "NEW_TWO": true}
 	e.checkTruth(m, func(typ string) string {
-		if knownTypeSet[typ] || admitted[typ] {
+		if slices.Contains(knownTypes, typ) || admitted[typ] {
 			return typ
 		}
 		return otherType

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 // nodeRuntime is one configured node: its committed state, its caches and
@@ -25,7 +26,7 @@ type nodeRuntime struct {
 
 	mu       sync.Mutex
 	api      nodeAPI
-	state    *nodeState     // committed; never modified once committed (polls clone it)
+	state    *tracker.State // committed; never modified once committed (polls clone it)
 	caches   map[string]any // by refresher name; values are replaced, never modified
 	inflight *pollCall
 	lastPoll time.Duration
@@ -49,9 +50,11 @@ type nodeView struct {
 	d      *descs
 	labels []string
 	pairs  []*dto.LabelPair
-	st     *nodeState
+	st     *tracker.State
 	caches map[string]any
 	res    pollResult
+	// lateWindow is the engine's late window (for its gauge).
+	lateWindow time.Duration
 }
 
 // pollShared polls the node, or waits for the poll already in flight and
@@ -82,20 +85,30 @@ func (n *nodeRuntime) pollShared(e *Exporter) pollResult {
 	if n.cluster != "" {
 		logger = log.With(logger, "cluster", n.cluster)
 	}
-	p := &poller{api: api, node: n.target, lim: e.lim, logger: logger}
-	st, err := p.poll(ctx, old)
+	opts := e.engine
+	opts.Logger = logger
+	st, rep, err := tracker.Poll(ctx, nodeConsole{api: api, node: n.target}, old, opts)
 	res := pollResult{err: err, consoleAnswered: consoleAnswered(err)}
-	var newCaches map[string]any
-	if err == nil {
+	newCaches := caches
+	switch {
+	case err == nil:
 		newCaches, res.refreshErr = e.refresh(ctx, api, n, st, caches, logger)
-	} else {
+	case st != nil:
+		// The count and the listing were read, a later call failed: what
+		// was read whole is kept, the node is down for this scrape.
+		level.Warn(logger).Log("msg", "event poll cut short; what was read whole is kept", "err", err)
+	default:
 		level.Warn(logger).Log("msg", "event poll failed; nothing of it applied, cursor unchanged", "err", err)
+	}
+	if rep.Searched {
+		level.Debug(logger).Log("msg", "looked for events the count says are missing", "deficit", rep.Deficit,
+			"calls", rep.Calls, "counted", rep.Counted, "incomplete", rep.Incomplete)
 	}
 	dur := time.Since(start)
 	<-e.sem
 
 	n.mu.Lock()
-	if err == nil {
+	if st != nil {
 		n.state = st
 		n.caches = newCaches
 	}
@@ -108,10 +121,10 @@ func (n *nodeRuntime) pollShared(e *Exporter) pollResult {
 }
 
 // view returns the node's committed state for emission.
-func (n *nodeRuntime) view(res pollResult) *nodeView {
+func (n *nodeRuntime) view(res pollResult, window time.Duration) *nodeView {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return &nodeView{d: n.d, labels: n.labels, pairs: n.pairs, st: n.state, caches: n.caches, res: res}
+	return &nodeView{d: n.d, labels: n.labels, pairs: n.pairs, st: n.state, caches: n.caches, res: res, lateWindow: window}
 }
 
 // consoleAnswered tells whether err still proves the console answered:

@@ -8,6 +8,8 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 // subCollector emits one family of a node's metrics from the node's state.
@@ -29,7 +31,7 @@ type refresher interface {
 type refreshEnv struct {
 	api   nodeAPI
 	node  *nodeRuntime
-	st    *nodeState // the state just committed by the poll
+	st    *tracker.State // the state just committed by the poll
 	now   time.Time
 	every time.Duration // Options.InfoRefresh
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 // collect polls the nodes of clusters concurrently (bounded by
@@ -38,7 +40,7 @@ func (e *Exporter) collect(ch chan<- prometheus.Metric, clusters []*clusterRunti
 		answered := false
 		for _, p := range byCluster[ci] {
 			answered = answered || p.res.consoleAnswered
-			v := p.n.view(p.res)
+			v := p.n.view(p.res, e.lateWindow())
 			e.emitCore(ch, p.n, v)
 			if v.st.Contacted {
 				views = append(views, v)
@@ -84,7 +86,7 @@ func (e *Exporter) emitCore(ch chan<- prometheus.Metric, n *nodeRuntime, v *node
 
 // refresh runs the refreshers of the enabled sub-collectors inside a node's
 // poll and returns the node's new caches and the refreshers' errors.
-func (e *Exporter) refresh(ctx context.Context, api nodeAPI, n *nodeRuntime, st *nodeState, prev map[string]any, logger log.Logger) (map[string]any, map[string]error) {
+func (e *Exporter) refresh(ctx context.Context, api nodeAPI, n *nodeRuntime, st *tracker.State, prev map[string]any, logger log.Logger) (map[string]any, map[string]error) {
 	caches := make(map[string]any, len(prev))
 	var errs map[string]error
 	env := refreshEnv{api: api, node: n, st: st, now: time.Now(), every: e.opts.InfoRefresh}

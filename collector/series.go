@@ -3,6 +3,8 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 // The per-node series are const metrics, made at scrape time like those of
@@ -54,12 +56,15 @@ func labelPairs(names, values []string) []*dto.LabelPair {
 // known event types and OTHER, the cluster states), made once and shared by
 // every node: most series of a node carry one of them.
 var sharedPairs = func() map[string]map[string]*dto.LabelPair {
-	m := map[string]map[string]*dto.LabelPair{"event": {}, "state": {}}
+	m := map[string]map[string]*dto.LabelPair{"event": {}, "state": {}, "semantics": {}}
 	for _, t := range append(append([]string(nil), knownTypes...), otherType) {
 		m["event"][t] = &dto.LabelPair{Name: stringPtr("event"), Value: stringPtr(t)}
 	}
 	for _, st := range clusterStates {
 		m["state"][st] = &dto.LabelPair{Name: stringPtr("state"), Value: stringPtr(st)}
+	}
+	for _, s := range countSemantics {
+		m["semantics"][s] = &dto.LabelPair{Name: stringPtr("semantics"), Value: stringPtr(s)}
 	}
 	return m
 }()
@@ -144,9 +149,9 @@ type nodeHistogram struct {
 	count      uint64
 	sum        float64
 	hist       dto.Histogram
-	buckets    [len(durationBuckets)]dto.Bucket
-	bucketPtrs [len(durationBuckets)]*dto.Bucket
-	cumulative [len(durationBuckets)]uint64
+	buckets    [len(tracker.DurationBuckets)]dto.Bucket
+	bucketPtrs [len(tracker.DurationBuckets)]*dto.Bucket
+	cumulative [len(tracker.DurationBuckets)]uint64
 }
 
 func (h *nodeHistogram) Desc() *prometheus.Desc { return h.desc }
@@ -157,15 +162,15 @@ func (h *nodeHistogram) Write(m *dto.Metric) error {
 }
 
 // histogram sends the duration histogram of event type t.
-func (v *nodeView) histogram(ch chan<- prometheus.Metric, d *seriesDesc, dh *durationHist, t string) {
+func (v *nodeView) histogram(ch chan<- prometheus.Metric, d *seriesDesc, dh *tracker.Histogram, t string) {
 	h := &nodeHistogram{desc: d.Desc, labels: d.labels(v.pairs, t), count: dh.Count, sum: dh.Sum}
 	var acc uint64
-	for i := range durationBuckets {
+	for i := range tracker.DurationBuckets {
 		if i < len(dh.Buckets) {
 			acc += dh.Buckets[i]
 		}
 		h.cumulative[i] = acc
-		h.buckets[i].UpperBound, h.buckets[i].CumulativeCount = &durationBuckets[i], &h.cumulative[i]
+		h.buckets[i].UpperBound, h.buckets[i].CumulativeCount = &tracker.DurationBuckets[i], &h.cumulative[i]
 		h.bucketPtrs[i] = &h.buckets[i]
 	}
 	h.hist.SampleCount, h.hist.SampleSum, h.hist.Bucket = &h.count, &h.sum, h.bucketPtrs[:]

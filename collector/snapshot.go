@@ -4,22 +4,28 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
-// savedState is the content of a state file: the tracking state of every
-// node (cursor, seen fingerprints, pending running events, counters, state
-// gauges), so a restarted exporter resumes where it stopped instead of
-// taking a new baseline. WriteState / ReadState serialise it; opening,
-// writing and renaming Options.StateFile is left to the caller.
-//
-// TODO(state file): read Options.StateFile at start (ReadState after the
-// first SetClusters) and write it atomically after scrapes and at shutdown.
+// savedState is the content of a state file: the counting engine's state of
+// every node (cursor, window of known events, running events, what it
+// learned of the console, counters, state gauges), so a restarted exporter
+// resumes where it stopped instead of taking a new baseline. WriteState /
+// ReadState serialise it; opening, writing and renaming the file is the
+// caller's.
 type savedState struct {
-	Version int                   `json:"version"`
-	Nodes   map[string]*nodeState `json:"nodes"` // by stateKey
+	Version int                       `json:"version"`
+	Nodes   map[string]*tracker.State `json:"nodes"` // by stateKey
 }
 
-const savedStateVersion = 1
+// savedStateVersion is the format written. Format 1 (a dedup set instead of
+// the window of known events) is still read: tracker.State.Repair turns it
+// into format 2.
+const (
+	savedStateVersion = 2
+	oldestReadVersion = 1
+)
 
 func stateKey(cluster, target string) string { return cluster + "/" + target }
 
@@ -28,7 +34,7 @@ func stateKey(cluster, target string) string { return cluster + "/" + target }
 func (e *Exporter) snapshotState() savedState {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	s := savedState{Version: savedStateVersion, Nodes: map[string]*nodeState{}}
+	s := savedState{Version: savedStateVersion, Nodes: map[string]*tracker.State{}}
 	for _, c := range e.clusters {
 		for _, n := range c.nodes {
 			n.mu.Lock()
@@ -42,12 +48,9 @@ func (e *Exporter) snapshotState() savedState {
 }
 
 // restoreState gives configured nodes not contacted yet their saved state.
-// It returns how many nodes were restored; states of unknown nodes or of
-// another format version are ignored.
+// It returns how many nodes were restored; states of unknown nodes are
+// ignored.
 func (e *Exporter) restoreState(s savedState) int {
-	if s.Version != savedStateVersion {
-		return 0
-	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	restored := 0
@@ -59,8 +62,8 @@ func (e *Exporter) restoreState(s savedState) int {
 			}
 			n.mu.Lock()
 			if !n.state.Contacted && n.inflight == nil {
-				st.repair(e.lim) // a file may be damaged or hand-edited
-				n.state = st.clone()
+				st.Repair(e.engine.Limits) // a file may be old, damaged or hand-edited
+				n.state = st.Clone()
 				restored++
 			}
 			n.mu.Unlock()
@@ -69,9 +72,9 @@ func (e *Exporter) restoreState(s savedState) int {
 	return restored
 }
 
-// WriteState writes the tracking state of every contacted node as JSON, for
-// a state file (Options.StateFile). Write it to a temporary file and rename
-// it, so a crash never leaves half a state.
+// WriteState writes the state of every contacted node as JSON, for a state
+// file. Write it to a temporary file and rename it, so a crash never leaves
+// half a state.
 func (e *Exporter) WriteState(w io.Writer) error {
 	return json.NewEncoder(w).Encode(e.snapshotState())
 }
@@ -85,8 +88,8 @@ func (e *Exporter) ReadState(r io.Reader) (int, error) {
 	if err := json.NewDecoder(r).Decode(&s); err != nil {
 		return 0, fmt.Errorf("reading exporter state: %w", err)
 	}
-	if s.Version != savedStateVersion {
-		return 0, fmt.Errorf("reading exporter state: format version %d, want %d", s.Version, savedStateVersion)
+	if s.Version < oldestReadVersion || s.Version > savedStateVersion {
+		return 0, fmt.Errorf("reading exporter state: format version %d, want %d to %d", s.Version, oldestReadVersion, savedStateVersion)
 	}
 	return e.restoreState(s), nil
 }

@@ -32,6 +32,9 @@ type options struct {
 	countRunning   bool
 	exclusiveSince bool
 	location       string
+	profile        string
+	clockOffsets   []string
+	startedAgo     time.Duration
 	pretty         bool
 	logLevel       string
 }
@@ -68,6 +71,12 @@ func parseFlags(args []string) (*options, error) {
 	app.Flag("exclusive-since", "lastevents/:time returns date > time instead of date >= time.").
 		BoolVar(&o.exclusiveSince)
 	app.Flag("location", "Time zone of day boundaries of get/events (IANA name).").Default("UTC").StringVar(&o.location)
+	app.Flag("profile", "Console behaviour where the specification leaves a choice open: "+profileHelp()+".").
+		Default(simulator.ProfileNames()[0]).EnumVar(&o.profile, simulator.ProfileNames()...)
+	app.Flag("node-clock-offset", "A node's clock against the console's, as host[:port]=duration (negative: the node lags; repeatable).").
+		StringsVar(&o.clockOffsets)
+	app.Flag("started-ago", "Put each node's initial cluster start this long before now (default: earlier today).").
+		Default("0").DurationVar(&o.startedAgo)
 	app.Flag("pretty", "Indent JSON listings.").BoolVar(&o.pretty)
 	app.Flag("log.level", "Log level: debug, info, warn, error.").Default("info").
 		EnumVar(&o.logLevel, "debug", "info", "warn", "error")
@@ -90,7 +99,11 @@ func (o *options) config(clock simulator.Clock) (simulator.Config, error) {
 		MaxLimit:       o.maxLimit,
 		CountRunning:   o.countRunning,
 		ExclusiveSince: o.exclusiveSince,
+		StartedAgo:     o.startedAgo,
 		Pretty:         o.pretty,
+	}
+	if err := cfg.ApplyProfile(o.profile); err != nil {
+		return cfg, err
 	}
 	loc, err := time.LoadLocation(o.location)
 	if err != nil {
@@ -127,8 +140,33 @@ func (o *options) config(clock simulator.Clock) (simulator.Config, error) {
 			cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: fmt.Sprintf("indexima-core-%d", i), Port: 9999})
 		}
 	}
+	for _, co := range o.clockOffsets {
+		addr, d, ok := strings.Cut(co, "=")
+		offset, err := time.ParseDuration(d)
+		if !ok || err != nil {
+			return cfg, fmt.Errorf("--node-clock-offset %q: want host[:port]=duration, e.g. indexima-core-2=-20s", co)
+		}
+		found := false
+		for i, n := range cfg.Nodes {
+			if n.Host == addr || n.Key() == addr {
+				cfg.Nodes[i].ClockOffset, found = offset, true
+			}
+		}
+		if !found {
+			return cfg, fmt.Errorf("--node-clock-offset %q: no node %s", co, addr)
+		}
+	}
 	if o.refusalStatus < 100 || o.refusalStatus > 599 {
 		return cfg, fmt.Errorf("--refusal-status %d is not an HTTP status", o.refusalStatus)
 	}
 	return cfg, nil
+}
+
+// profileHelp lists the profiles for --help.
+func profileHelp() string {
+	var parts []string
+	for _, name := range simulator.ProfileNames() {
+		parts = append(parts, name+" ("+simulator.ProfileDoc(name)+")")
+	}
+	return strings.Join(parts, "; ")
 }

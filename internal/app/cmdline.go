@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 )
@@ -42,6 +43,9 @@ func (o *options) check() error {
 	p := o.telemetryPath
 	if !strings.HasPrefix(p, "/") || p == "/" || strings.HasPrefix(p, "/-/") || p == "/probe" || p == "/config" {
 		return fmt.Errorf("--web.telemetry-path %q: give a path starting with / that no other endpoint uses", p)
+	}
+	if o.lateWindow < time.Minute || o.lookBack < 0 || o.lookBackCalls < 2 {
+		return fmt.Errorf("--events.late-window must be at least 1m, --events.lookback not negative and --events.lookback-calls at least 2 (got %s, %s and %d)", o.lateWindow, o.lookBack, o.lookBackCalls)
 	}
 	if o.concurrency < 1 || o.maxLabelValues < 1 {
 		return fmt.Errorf("--scrape.concurrency and --label.max-values must be at least 1 (got %d and %d)", o.concurrency, o.maxLabelValues)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/version"
@@ -9,6 +10,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 const (
@@ -32,6 +34,9 @@ type options struct {
 	concurrency    int
 	probeOnly      bool
 	maxLabelValues int
+	lateWindow     time.Duration
+	lookBack       time.Duration
+	lookBackCalls  int
 	logLevel       string
 	logFormat      string
 	collectors     func() map[string]bool
@@ -54,6 +59,12 @@ func newCommandLine() (*kingpin.Application, *options) {
 		BoolVar(&o.demo)
 	app.Flag("events.state-file", "File where event cursors are saved, so a restart neither loses nor recounts events (empty: none).").
 		Default("").StringVar(&o.stateFile)
+	app.Flag("events.late-window", "How late an event may become visible and still be counted exactly once: listed only once completed, or dated by a node clock behind the console's (docs/counting.md).").
+		Default(tracker.DefaultWindow.String()).DurationVar(&o.lateWindow)
+	app.Flag("events.lookback", "At first contact with a node, how far back to read to learn its state (cluster state, tables, hyperindexes, preload).").
+		Default(tracker.DefaultLookBack.String()).DurationVar(&o.lookBack)
+	app.Flag("events.lookback-calls", "At first contact with a node, the most console calls spent reading back.").
+		Default(strconv.Itoa(tracker.DefaultLookBackCalls)).IntVar(&o.lookBackCalls)
 	app.Flag("scrape.concurrency", "Number of nodes polled at once (a scrape lasts about as long as the slowest node while every node has a slot).").
 		Default(strconv.Itoa(collector.DefaultConcurrency)).IntVar(&o.concurrency)
 	app.Flag("scrape.probe-only", "Poll nodes only through /probe (sharded replicas, docs/scaling.md): /metrics then serves the exporter's own metrics and calls no node.").

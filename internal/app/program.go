@@ -46,7 +46,9 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		Enabled:        o.collectors(),
 		Concurrency:    o.concurrency,
 		MaxLabelValues: o.maxLabelValues,
-		StateFile:      o.stateFile,
+		LateWindow:     o.lateWindow,
+		LookBack:       o.lookBack,
+		LookBackCalls:  o.lookBackCalls,
 	})
 	if err != nil {
 		return p, err

@@ -71,6 +71,22 @@ type Config struct {
 	// ExclusiveSince makes lastevents/:time return events with date > time;
 	// default (false) is date >= time, which repeats events at the boundary.
 	ExclusiveSince bool
+	// CompletedOnly lists an event only once it has completed (dated at its
+	// start, as always) and never in runnings: the specification says
+	// runnings "may be empty". Default false: running events are listed.
+	CompletedOnly bool
+	// ConsoleClockLast makes `last` the console's clock instead of the
+	// node's: a node whose clock lags (NodeConfig.ClockOffset < 0) then dates
+	// its events behind `last`. The vendor's example listing has a `last`
+	// years after its events, so `last` is a clock, not the newest event.
+	ConsoleClockLast bool
+	// NewestFirst makes day, date and lastevents listings newest first, and
+	// ListingCap keep the newest events instead of the oldest.
+	NewestFirst bool
+	// StartedAgo puts each node's initial history (a cluster start, its
+	// loads and preload) this long before the clock's time at New, instead
+	// of earlier the same day; the initial history spans 20 minutes.
+	StartedAgo time.Duration
 	// Compact makes JSON answers compact; default is compact too; Pretty: indented.
 	Pretty bool
 }
@@ -81,6 +97,11 @@ type NodeConfig struct {
 	Port    int    // Monitor-Target-Port value; 0: 9999
 	Number  int    // the node's number, as named in NODE_DOWN comments; 0: index+1
 	Version string // answer of get/version; default "2024.1.0"
+	// ClockOffset is the node's clock against the console's (negative: the
+	// node lags). The node dates its events by its own clock and an event
+	// becomes visible when the node's clock reaches it; ShiftClock moves the
+	// same offset later.
+	ClockOffset time.Duration
 }
 
 // Key returns "host:port", the key of a node in every method below.
@@ -187,8 +208,35 @@ func (s *Simulator) StopCluster() { s.stopCluster() }
 // number of indexes loaded.
 func (s *Simulator) StartCluster() { s.startCluster() }
 
+// SetRate changes the background rate of events per node per simulated
+// second from the next simulated second on (0: only scripted events).
+func (s *Simulator) SetRate(r float64) { s.setRate(r) }
+
 // ShiftClock moves a node's clock by d (negative: `last` goes backwards).
 func (s *Simulator) ShiftClock(node string, d time.Duration) { s.shiftClock(node, d) }
+
+// ---- In-process answers (implemented in direct.go) ----
+
+// Listing is an event listing as the console answers it, without HTTP.
+type Listing struct {
+	Reqs     []Event // Duration meaningful
+	Runnings []Event // Duration not given by the console
+	Last     int64
+}
+
+// LastEvents answers get/lastevents/:time for node in-process, exactly as
+// the HTTP endpoint does (profiles included; faults and auth excluded).
+func (s *Simulator) LastEvents(node string, since int64) Listing { return s.directSince(node, since) }
+
+// EventRange answers get/event/asc or get/event/desc in-process.
+func (s *Simulator) EventRange(node string, desc bool, start, end int64, limit int) Listing {
+	return s.directRange(node, desc, start, end, limit)
+}
+
+// EventCount answers get/event/count in-process.
+func (s *Simulator) EventCount(node string, start, end int64) int64 {
+	return s.directCount(node, start, end)
+}
 
 // Truth returns a copy of a node's whole log, ordered by Seq.
 func (s *Simulator) Truth(node string) []Event { return s.truth(node) }

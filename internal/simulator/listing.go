@@ -49,28 +49,32 @@ func (n *node) collect(q listingQuery, now int64, scratch []Event) (reqs, runnin
 	return reqs, n.runningAt(now)
 }
 
-var scratchPool = sync.Pool{New: func() any { e := make([]Event, 0, 256); return &e }}
-
-func (s *Simulator) serveListing(w http.ResponseWriter, r *http.Request, n *node, q listingQuery) {
-	bp := bufPool.Get().(*[]byte)
-	sp := scratchPool.Get().(*[]Event)
-	now := s.lockNode(n)
-	reqs, runnings := n.collect(q, now, *sp)
-	n.mu.Unlock()
-	body := appendListing((*bp)[:0], reqs, runnings, now, s.cfg.Pretty)
-	*sp = reqs[:0]
-	scratchPool.Put(sp)
-	s.writeJSON(w, r, http.StatusOK, body)
-	*bp = body[:0]
-	bufPool.Put(bp)
+// answer computes node n's listing for q at the node's now: its reqs, its
+// runnings (none with CompletedOnly) and its `last` (the node's now, or the
+// console's clock with ConsoleClockLast). Day and lastevents listings are
+// newest first with NewestFirst (their cap then keeps the newest). Caller
+// holds n.mu.
+func (s *Simulator) answer(n *node, q listingQuery, now int64, scratch []Event) (reqs, runnings []Event, last int64) {
+	if !q.limited && s.cfg.NewestFirst {
+		q.desc = true
+	}
+	reqs, runnings = n.collect(q, now, scratch)
+	if s.cfg.CompletedOnly {
+		runnings = nil
+	}
+	last = now
+	if s.cfg.ConsoleClockLast {
+		last = s.clock.Now().UnixMilli()
+	}
+	return reqs, runnings, last
 }
 
-// serveCount answers a bare JSON number: the completed events with
-// start <= date <= end (and the running ones with CountRunning).
-func (s *Simulator) serveCount(w http.ResponseWriter, r *http.Request, n *node, lo, hi int64) {
-	now := s.lockNode(n)
+// count is the answer of event/count: the completed events with
+// start <= date <= end at the node's now (and the running ones with
+// CountRunning). Caller holds n.mu.
+func (s *Simulator) count(n *node, lo, hi, now int64) int64 {
 	hi = min(hi, now)
-	count := 0
+	var count int64
 	if lo <= hi {
 		from, to := n.lowerBound(lo), n.upperBound(hi)
 		for i := from; i < to; i++ {
@@ -79,6 +83,29 @@ func (s *Simulator) serveCount(w http.ResponseWriter, r *http.Request, n *node, 
 			}
 		}
 	}
+	return count
+}
+
+var scratchPool = sync.Pool{New: func() any { e := make([]Event, 0, 256); return &e }}
+
+func (s *Simulator) serveListing(w http.ResponseWriter, r *http.Request, n *node, q listingQuery) {
+	bp := bufPool.Get().(*[]byte)
+	sp := scratchPool.Get().(*[]Event)
+	now := s.lockNode(n)
+	reqs, runnings, last := s.answer(n, q, now, *sp)
 	n.mu.Unlock()
-	s.writeJSON(w, r, http.StatusOK, strconv.AppendInt(nil, int64(count), 10))
+	body := appendListing((*bp)[:0], reqs, runnings, last, s.cfg.Pretty)
+	*sp = reqs[:0]
+	scratchPool.Put(sp)
+	s.writeJSON(w, r, http.StatusOK, body)
+	*bp = body[:0]
+	bufPool.Put(bp)
+}
+
+// serveCount answers a bare JSON number (see count).
+func (s *Simulator) serveCount(w http.ResponseWriter, r *http.Request, n *node, lo, hi int64) {
+	now := s.lockNode(n)
+	count := s.count(n, lo, hi, now)
+	n.mu.Unlock()
+	s.writeJSON(w, r, http.StatusOK, strconv.AppendInt(nil, count, 10))
 }

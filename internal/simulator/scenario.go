@@ -10,6 +10,11 @@ import (
 
 // nowMS is the node's clock in Unix ms: the console clock plus the node's
 // ShiftClock offset. Caller holds n.mu.
+// rate is the background rate, Config.Rate until SetRate changes it.
+func (s *Simulator) rate() float64 { return math.Float64frombits(s.rateBits.Load()) }
+
+func (s *Simulator) setRate(r float64) { s.rateBits.Store(math.Float64bits(r)) }
+
 func (s *Simulator) nowMS(n *node) int64 {
 	return s.clock.Now().UnixMilli() + n.offsetMS
 }
@@ -35,7 +40,8 @@ func (s *Simulator) slotRNG(n *node, slot int64, salt uint64) *rand.Rand {
 // A slot is generated whole as soon as it begins; its events whose date is
 // still ahead stay invisible until then. Caller holds n.mu.
 func (s *Simulator) generate(n *node, now int64) {
-	if s.cfg.Rate <= 0 {
+	if s.rate() <= 0 {
+		n.genSlot = max(n.genSlot, now/1000+1) // nothing to make up if the rate comes back
 		return
 	}
 	for n.genSlot*1000 <= now {
@@ -70,7 +76,7 @@ func (s *Simulator) generateSlot(n *node, slot int64) {
 		return
 	}
 	r := s.slotRNG(n, slot, 1)
-	count := poisson(r, s.cfg.Rate)
+	count := poisson(r, s.rate())
 	if count == 0 {
 		return
 	}
@@ -163,11 +169,15 @@ func (s *Simulator) initialHistory(n *node, now int64) {
 	y, m, d := t.Date()
 	dayStart := time.Date(y, m, d, 0, 0, 0, 0, s.loc).UnixMilli()
 	span := min(int64(20*time.Minute/time.Millisecond), (now-dayStart)/2)
+	at := now - span
+	if ago := s.cfg.StartedAgo.Milliseconds(); ago > 0 {
+		span = min(int64(20*time.Minute/time.Millisecond), ago)
+		at = now - ago
+	}
 	steps := int64(len(n.tables) + len(n.indexes) + 4)
 	step := span / steps
 	r := s.slotRNG(n, -1, 2)
 	dur := func(natural int64) int64 { return max(0, min(natural, step-1)) }
-	at := now - span
 	n.insertAt(ClusterStart, at, dur(20+r.Int64N(60)), "")
 	for _, tb := range n.tables {
 		at += step

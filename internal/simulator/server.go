@@ -22,7 +22,8 @@ type Simulator struct {
 	faults faultState
 	st     statsState
 
-	admin atomic.Bool // serve the /sim/ admin API too (EnableAdmin)
+	admin    atomic.Bool   // serve the /sim/ admin API too (EnableAdmin)
+	rateBits atomic.Uint64 // background rate (SetRate), as float64 bits
 
 	// Serving. The listener can be closed and reopened on the same address
 	// (the console Down fault) while the http.Server lives on.
@@ -48,6 +49,7 @@ func newSimulator(cfg Config) *Simulator {
 	if s.cfg.RefusalStatus == 0 {
 		s.cfg.RefusalStatus = http.StatusUnauthorized
 	}
+	s.setRate(cfg.Rate)
 	s.auth.init(cfg)
 	s.faults.nodes = map[string]*activeFault{}
 	s.st.reset()
@@ -56,7 +58,7 @@ func newSimulator(cfg Config) *Simulator {
 			nc.Port = 9999
 		}
 		n := &node{cfg: nc, key: nc.Key(), index: i, number: nc.Number, version: nc.Version,
-			loaded: map[string]bool{}}
+			loaded: map[string]bool{}, offsetMS: nc.ClockOffset.Milliseconds()}
 		if n.number == 0 {
 			n.number = i + 1
 		}

@@ -1,40 +1,41 @@
-package collector
+package tracker
 
 import "slices"
 
-// durationBuckets are the upper bounds (seconds) of
-// indexima_event_duration_seconds: from a quick metadata save to a long
+// DurationBuckets are the upper bounds (seconds) of the duration
+// histograms (indexima_event_duration_seconds): from a quick metadata save to a long
 // cluster start, about five times apart. The histogram exists per node and
 // event type, so every bound is one series per (node, type): eight bounds
 // keep it at 11 series where the 15 bounds of the first version took 18 and
 // made most of a scrape's cost (docs/performance.md). Every bound is one of
 // legacyDurationBuckets, so histograms saved with those are re-binned exactly.
-var durationBuckets = [...]float64{.01, .1, .5, 2.5, 10, 60, 300, 1800}
+var DurationBuckets = [...]float64{.01, .1, .5, 2.5, 10, 60, 300, 1800}
 
 // legacyDurationBuckets are the bounds of state files written before the
 // bounds were saved with each histogram.
 var legacyDurationBuckets = []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800}
 
-// durationHist is a cumulative histogram kept as plain data, so node state
-// can be cloned, saved and emitted at scrape time (nodeView.histogram).
-type durationHist struct {
-	Bounds  []float64 `json:"bounds,omitempty"` // durationBuckets when saved
+// Histogram is a histogram of event durations kept as plain data, so a
+// node's state can be cloned, saved and read at scrape time.
+type Histogram struct {
+	Bounds  []float64 `json:"bounds,omitempty"` // DurationBuckets when saved
 	Buckets []uint64  `json:"buckets"`          // non-cumulative, one per bound
 	Count   uint64    `json:"count"`
 	Sum     float64   `json:"sum"`
 }
 
-func (h *durationHist) observe(seconds float64) {
+// Observe counts one duration in seconds.
+func (h *Histogram) Observe(seconds float64) {
 	if h.Buckets == nil {
-		h.Buckets = make([]uint64, len(durationBuckets))
-		h.Bounds = durationBuckets[:]
+		h.Buckets = make([]uint64, len(DurationBuckets))
+		h.Bounds = DurationBuckets[:]
 	}
-	h.observeIn(durationBuckets[:], seconds)
+	h.observeIn(DurationBuckets[:], seconds)
 }
 
 // observeIn counts seconds into the bucket of the first bound at or above
 // it (none: +Inf, the count alone).
-func (h *durationHist) observeIn(bounds []float64, seconds float64) {
+func (h *Histogram) observeIn(bounds []float64, seconds float64) {
 	for i, b := range bounds {
 		if seconds <= b {
 			h.Buckets[i]++
@@ -46,34 +47,34 @@ func (h *durationHist) observeIn(bounds []float64, seconds float64) {
 }
 
 // rebin moves the counts of a histogram read from a state file onto
-// durationBuckets: each saved bucket goes to the first bound at or above
+// DurationBuckets: each saved bucket goes to the first bound at or above
 // its own (exact when the saved bounds include the current ones), a bucket
 // above every bound only to the count (+Inf). Saved buckets whose bounds
 // cannot be told are dropped from the buckets, never from the count.
-func (h *durationHist) rebin() {
+func (h *Histogram) rebin() {
 	bounds := h.Bounds
 	if bounds == nil && len(h.Buckets) == len(legacyDurationBuckets) {
 		bounds = legacyDurationBuckets
 	}
-	if slices.Equal(bounds, durationBuckets[:]) && len(h.Buckets) == len(durationBuckets) {
-		h.Bounds = durationBuckets[:]
+	if slices.Equal(bounds, DurationBuckets[:]) && len(h.Buckets) == len(DurationBuckets) {
+		h.Bounds = DurationBuckets[:]
 		return
 	}
-	out := make([]uint64, len(durationBuckets))
+	out := make([]uint64, len(DurationBuckets))
 	var inBuckets uint64
 	if len(bounds) == len(h.Buckets) && increasing(bounds) {
 		j := 0
 		for i, n := range h.Buckets {
-			for j < len(durationBuckets) && durationBuckets[j] < bounds[i] {
+			for j < len(DurationBuckets) && DurationBuckets[j] < bounds[i] {
 				j++
 			}
-			if j < len(durationBuckets) && inBuckets+n <= h.Count {
+			if j < len(DurationBuckets) && inBuckets+n <= h.Count {
 				out[j] += n
 				inBuckets += n
 			}
 		}
 	}
-	h.Bounds, h.Buckets = durationBuckets[:], out
+	h.Bounds, h.Buckets = DurationBuckets[:], out
 }
 
 func increasing(b []float64) bool {
@@ -85,7 +86,7 @@ func increasing(b []float64) bool {
 	return true
 }
 
-func (h durationHist) clone() *durationHist {
+func (h Histogram) clone() *Histogram {
 	c := h
 	c.Buckets = append([]uint64(nil), h.Buckets...)
 	return &c

@@ -1,0 +1,48 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/tracker"
+)
+
+// nodeConsole is one node's console as the counting engine sees it: the
+// API client's listings and count, for the node the headers name.
+type nodeConsole struct {
+	api  nodeAPI
+	node apiclient.Node
+}
+
+var _ tracker.Console = nodeConsole{}
+
+func (c nodeConsole) List(ctx context.Context, q tracker.Query, h tracker.Handler) (tracker.Info, error) {
+	aq := apiclient.Since(q.Since)
+	if !q.IsSince() {
+		order := apiclient.Asc
+		if q.Order == tracker.Desc {
+			order = apiclient.Desc
+		}
+		aq = apiclient.Range(order, q.Start, q.End, q.Limit)
+	}
+	info, err := c.api.StreamListing(ctx, c.node, aq, handler{h})
+	if err != nil {
+		if apiclient.IsBodyTooLarge(err) {
+			return tracker.Info{}, fmt.Errorf("%w: %w", tracker.ErrTooLarge, err)
+		}
+		return tracker.Info{}, err
+	}
+	return tracker.Info{Last: info.Last, HasLast: info.HasLast}, nil
+}
+
+func (c nodeConsole) Count(ctx context.Context, start, end int64) (int64, error) {
+	return c.api.EventCount(ctx, c.node, start, end)
+}
+
+// handler hands the client's events to the engine (the two Event types have
+// the same fields, so the conversion copies nothing but the struct).
+type handler struct{ h tracker.Handler }
+
+func (a handler) Event(e apiclient.Event) error   { return a.h.Event(tracker.Event(e)) }
+func (a handler) Running(e apiclient.Event) error { return a.h.Running(tracker.Event(e)) }

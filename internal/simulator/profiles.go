@@ -1,0 +1,59 @@
+package simulator
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A profile is one set of choices where the specification leaves the
+// console's behaviour open. The exporter is checked against every profile:
+// real consoles may make any of these choices.
+type profile struct {
+	name  string
+	doc   string
+	apply func(*Config)
+}
+
+var profiles = []profile{
+	{"running", "events listed in runnings while they run and in reqs once completed; `last` is the node's clock (the default)",
+		func(*Config) {}},
+	{"completed-only", "an event is listed only once it has completed, dated at its start; runnings always empty",
+		func(c *Config) { c.CompletedOnly = true }},
+	{"console-clock", "`last` is the console's clock, so a node whose clock lags dates its events behind `last`; runnings listed",
+		func(c *Config) { c.ConsoleClockLast = true }},
+	{"console-clock-completed-only", "`last` is the console's clock and events are listed only once completed",
+		func(c *Config) { c.ConsoleClockLast, c.CompletedOnly = true, true }},
+	{"newest-first", "day and lastevents listings newest first; a listing cap keeps the newest events",
+		func(c *Config) { c.NewestFirst = true }},
+}
+
+// ProfileNames lists the console profiles, the default first.
+func ProfileNames() []string {
+	out := make([]string, len(profiles))
+	for i, p := range profiles {
+		out[i] = p.name
+	}
+	return out
+}
+
+// ProfileDoc describes a profile in one line ("" for an unknown name).
+func ProfileDoc(name string) string {
+	for _, p := range profiles {
+		if p.name == name {
+			return p.doc
+		}
+	}
+	return ""
+}
+
+// ApplyProfile sets the choices of the named profile on c (other fields,
+// CountRunning included, are left as they are).
+func (c *Config) ApplyProfile(name string) error {
+	for _, p := range profiles {
+		if p.name == name {
+			p.apply(c)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown console profile %q (known: %s)", name, strings.Join(ProfileNames(), ", "))
+}

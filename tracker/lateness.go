@@ -1,0 +1,95 @@
+package tracker
+
+// Lateness is what the engine learned of how late a node's events become
+// visible, and of its clock against the console's. Both are kept per
+// 10-minute slot of the cursor's time over the last hour, so they follow a
+// node that changes (a clock fixed, a quiet night).
+type Lateness struct {
+	// Need holds per slot the largest "need": how far behind the previous
+	// cursor a new event was dated when it was found, not having been seen
+	// running (an event listed only once completed, a node whose clock lags).
+	// A lastevents listing that starts that far back finds such events
+	// without a search.
+	Need [lateSlots]slotValue `json:"need"`
+	// Lag holds per slot the smallest `last` minus the newest event date of
+	// a listing: an upper bound of how far the node's clock is behind the
+	// console's (negative: ahead), close to it whenever the node is busy.
+	Lag      [lateSlots]slotValue `json:"lag"`
+	LagMS    int64                `json:"lag_ms"` // latest estimate
+	LagKnown bool                 `json:"lag_known"`
+}
+
+const (
+	lateSlots  = 6
+	slotMS     = 10 * 60 * 1000
+	slackRatio = 1.25
+)
+
+type slotValue struct {
+	Slot int64 `json:"slot"`
+	V    int64 `json:"v"`
+	Set  bool  `json:"set"`
+}
+
+func slotOf(t int64) int64 {
+	if t < 0 {
+		return -1
+	}
+	return t / slotMS
+}
+
+// noteNeed records that an event was found need ms behind the cursor.
+func (l *Lateness) noteNeed(cursor, need int64) {
+	s := slotOf(cursor)
+	v := &l.Need[int(s%lateSlots+lateSlots)%lateSlots]
+	if !v.Set || v.Slot != s {
+		*v = slotValue{Slot: s, V: need, Set: true}
+	} else if need > v.V {
+		v.V = need
+	}
+}
+
+// noteLag records one listing's `last` minus its newest event date.
+func (l *Lateness) noteLag(cursor, lag int64) {
+	s := slotOf(cursor)
+	v := &l.Lag[int(s%lateSlots+lateSlots)%lateSlots]
+	if !v.Set || v.Slot != s {
+		*v = slotValue{Slot: s, V: lag, Set: true}
+	} else if lag < v.V {
+		v.V = lag
+	}
+	l.LagMS, l.LagKnown = l.lagAt(cursor), true
+}
+
+func recent(v slotValue, now int64) bool {
+	s := slotOf(now)
+	return v.Set && v.Slot <= s && v.Slot > s-lateSlots
+}
+
+// slack is how far behind the cursor the next lastevents listing starts:
+// the largest need of the last hour with some margin, at least 2 s (a
+// console whose lastevents excludes its `:time`, events dated a little
+// behind), at most max.
+func (l *Lateness) slack(cursor, bound int64) int64 {
+	var need int64
+	for _, v := range l.Need {
+		if recent(v, cursor) && v.V > need {
+			need = v.V
+		}
+	}
+	s := int64(float64(need)*slackRatio) + minSlackMS
+	return min(s, max(bound, minSlackMS))
+}
+
+func (l *Lateness) lagAt(cursor int64) int64 {
+	best, ok := int64(0), false
+	for _, v := range l.Lag {
+		if recent(v, cursor) && (!ok || v.V < best) {
+			best, ok = v.V, true
+		}
+	}
+	if !ok {
+		return l.LagMS
+	}
+	return best
+}

@@ -1,0 +1,91 @@
+package tracker
+
+import (
+	"time"
+
+	"github.com/go-kit/log"
+)
+
+// Options of the engine; zero values get defaults (withDefaults).
+type Options struct {
+	// Window is the late window: an event that becomes visible with a date
+	// up to Window behind the cursor (a long event listed only once it
+	// completes, a node whose clock lags the console's) is still counted
+	// exactly once. Memory per node grows with the events of one window.
+	Window time.Duration
+	// LookBack bounds how far before first contact the engine reads to learn
+	// the node's state (cluster state, indexes, tables, preload), and
+	// LookBackCalls the calls it may spend on it.
+	LookBack      time.Duration
+	LookBackCalls int
+	Limits        Limits
+	Logger        log.Logger
+	// Now is the exporter's clock. It is used once per node, to ask for
+	// "everything after tomorrow" at first contact (which gives the
+	// console's `last` and running events); every other time comes from the
+	// console's own answers.
+	Now func() time.Time
+}
+
+// Limits bound the label values a node's events may create.
+type Limits struct {
+	MaxLabelValues int // per node and label (tables, indexes, down nodes)
+	MaxEventTypes  int // distinct unknown type names before OTHER, per node
+}
+
+// Defaults.
+const (
+	DefaultWindow        = time.Hour
+	DefaultLookBack      = 7 * 24 * time.Hour
+	DefaultLookBackCalls = 20
+)
+
+// Bounds of the work of one poll and of what a node keeps.
+const (
+	pageLimit      = 1000   // first :limit of a page
+	maxPageLimit   = 16000  // :limit doubles up to this when a page is one millisecond
+	lookBackLimit  = 5000   // :limit of the look-back pages at first contact
+	maxSearchCalls = 100    // calls a poll may spend looking for missing events
+	lookupsPerPoll = 20     // look-ups of long-running events that vanished
+	lookupSpan     = 60_000 // ms of start dates one look-up covers
+	lookupLimit    = 1000
+	pendingCap     = 256 // running events remembered per node
+	pendingMisses  = 5   // polls a vanished running event is waited for before it is given up
+	relistCap      = 5000
+	minSlackMS     = 2_000
+	lookaheadMS    = 24 * 3600 * 1000 // count and look-back reach this far past `last` (nodes ahead of the console)
+	farFutureMS    = 24 * 3600 * 1000 // "everything after tomorrow" of the first call
+	knownSoftCap   = 1 << 16          // entries a response may add before they are merged mid-response
+)
+
+func (o Options) withDefaults() Options {
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if o.LookBack <= 0 {
+		o.LookBack = DefaultLookBack
+	}
+	if o.LookBackCalls <= 0 {
+		o.LookBackCalls = DefaultLookBackCalls
+	}
+	if o.Limits.MaxLabelValues <= 0 {
+		o.Limits.MaxLabelValues = 500
+	}
+	if o.Limits.MaxEventTypes <= 0 {
+		o.Limits.MaxEventTypes = 32
+	}
+	if o.Logger == nil {
+		o.Logger = log.NewNopLogger()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// windowMS is the late window in milliseconds.
+func (o Options) windowMS() int64 { return o.Window.Milliseconds() }
+
+// maxRelistMS bounds how far behind the cursor a lastevents listing may
+// start (to cover running events and learned lateness): half the window.
+func (o Options) maxRelistMS() int64 { return o.Window.Milliseconds() / 2 }

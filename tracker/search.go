@@ -1,0 +1,141 @@
+package tracker
+
+import (
+	"context"
+
+	"github.com/go-kit/log/level"
+)
+
+// search looks for the events that the window's count says exist but the
+// engine does not know, reads them and counts the new ones, within the
+// poll's call budget (what is left is found by the next poll: the count
+// keeps showing it). It returns how many events it counted.
+//
+// Where missing events can be, in the order looked at:
+//  1. an interval left unread by an earlier poll (a listing refused as too
+//     large, a search cut by its budget or a failed call);
+//  2. the listing's own range [from, end]: a console whose listing held
+//     fewer events than there are (a capped listing);
+//  3. before it, [floor, from): events that became visible after the cursor
+//     had passed their date (listed only once completed, a lagging node
+//     clock). The lateness found there makes later listings start further
+//     back (lateness.go), so a console with this habit costs a search only
+//     until it is learned.
+//
+// Each is asked for its count (one call) and, if short, bisected with counts
+// against the known events down to ranges of a page, which are paged.
+func (p *poller) search(ctx context.Context, st *State, s *sink, floor, end, from, deficit int64) (int, error) {
+	found := 0
+	if st.Unread.Set {
+		u := st.Unread
+		st.Unread = Interval{}
+		d, err := p.shortfall(ctx, st, s, u.From, u.To)
+		if err != nil {
+			st.addUnread(u.From, u.To)
+			return found, err
+		}
+		n, err := p.bisect(ctx, st, s, u.From, u.To, d, from)
+		found += n
+		if err != nil || st.Unread.Set {
+			return found, err // the count of the next poll says what is still missing
+		}
+		deficit -= max(d, 0)
+	}
+	if deficit <= 0 {
+		return found, nil
+	}
+	d, err := p.shortfall(ctx, st, s, from, end)
+	if err != nil {
+		return found, err
+	}
+	if d > 0 {
+		n, err := p.bisect(ctx, st, s, from, end, d, from)
+		found += n
+		if err != nil {
+			return found, err
+		}
+	}
+	if rest := deficit - max(d, 0); rest > 0 && from > floor {
+		n, err := p.bisect(ctx, st, s, floor, from-1, rest, from)
+		found += n
+		if err != nil {
+			return found, err
+		}
+	}
+	if found == 0 {
+		level.Debug(p.o.Logger).Log("msg", "the count says events are missing but none was found", "deficit", deficit)
+	}
+	return found, nil
+}
+
+// shortfall asks the console for the count of [lo, hi] and returns how
+// many of those events the engine does not know (running ones aside when
+// the console counts them).
+func (p *poller) shortfall(ctx context.Context, st *State, s *sink, lo, hi int64) (int64, error) {
+	if p.budget <= 0 {
+		p.rep.Incomplete = true
+		return 0, nil
+	}
+	p.budget--
+	n, err := p.con.Count(ctx, lo, hi)
+	if err != nil {
+		return 0, err
+	}
+	d := n - st.Known.countRange(lo, hi)
+	if st.Semantics.includesRunning() {
+		d -= s.runningIn(lo, hi)
+	}
+	return d, nil
+}
+
+// bisect finds the d missing events of [lo, hi]: a range of at most a page
+// of known events is paged; a larger one is split where it halves its known
+// events, and the console's count of the lower half tells which halves hold
+// missing events.
+func (p *poller) bisect(ctx context.Context, st *State, s *sink, lo, hi, d, lateBefore int64) (int, error) {
+	if d <= 0 || lo > hi {
+		return 0, nil
+	}
+	if p.budget <= 0 {
+		p.rep.Incomplete = true
+		return 0, nil
+	}
+	leaf := pageLimit
+	if st.PageCap > 0 {
+		leaf = min(leaf, st.PageCap)
+	}
+	if st.Known.countRange(lo, hi) <= int64(leaf) || hi-lo < 2 {
+		return p.pageOrResume(ctx, st, lo, hi, lateBefore)
+	}
+	mid := st.Known.medianDate(lo, hi)
+	dl, err := p.shortfall(ctx, st, s, lo, mid)
+	if err != nil {
+		return 0, err
+	}
+	found := 0
+	if dl > 0 {
+		n, err := p.bisect(ctx, st, s, lo, mid, dl, lateBefore)
+		if err != nil {
+			return found, err
+		}
+		found += n
+	}
+	if dr := d - max(dl, 0); dr > 0 {
+		n, err := p.bisect(ctx, st, s, mid+1, hi, dr, lateBefore)
+		if err != nil {
+			return found, err
+		}
+		found += n
+	}
+	return found, nil
+}
+
+// pageOrResume pages [lo, hi]; what the call budget or a failed call
+// leaves unread is read first by the next poll.
+func (p *poller) pageOrResume(ctx context.Context, st *State, lo, hi, lateBefore int64) (int, error) {
+	n, done, next, err := p.page(ctx, st, lo, hi, lateBefore)
+	if !done {
+		st.addUnread(next, hi)
+	}
+	return n, err
+}

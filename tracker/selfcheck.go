@@ -1,0 +1,103 @@
+package tracker
+
+// SelfCheck keeps the books of the self-check: Reported is the console's own
+// number of the node's events that completed after first contact, from its
+// event/count answers, so that Reported minus the counted events is 0
+// exactly when nothing was missed (docs/counting.md).
+//
+// The console is asked each poll for the count of the window [Floor, ...]
+// (the call that also tells the poll whether events are missing). What
+// leaves the window is sealed into these books with what the engine knew of
+// it; once per late window a full check asks for the count of everything
+// since first contact before the window, which shows events that became
+// visible later than the window allows (they cannot be counted any more,
+// but they are reported).
+type SelfCheck struct {
+	// Sealed is the console's number of completed, non-baseline events
+	// dated in [Origin, Floor).
+	Sealed int64 `json:"sealed"`
+	// BaselineSealed is the number of baseline events dated in [Origin, Floor).
+	BaselineSealed int64 `json:"baseline_sealed"`
+	// Outside counts the events counted although dated before Origin
+	// (running at first contact for longer than the window).
+	Outside int64 `json:"outside"`
+	// LastFull is the cursor at the latest full check.
+	LastFull int64 `json:"last_full"`
+	// Missed is what the full checks found beyond the window.
+	Missed int64 `json:"missed"`
+}
+
+// Futile remembers a search that found nothing although the count said
+// events were missing (a console whose count and listings disagree, or one
+// that counts running events without listing them): the same deficit is not
+// searched again at every poll, but after 1, 2, 4, ... 64 polls. A poll
+// whose count shows nothing missing, a larger deficit, or a change of the
+// count semantics detected end the backoff.
+type Futile struct {
+	Deficit int64          `json:"deficit"`
+	Streak  int            `json:"streak"`
+	Skip    int            `json:"skip"`
+	Mode    CountSemantics `json:"mode"`
+}
+
+// shouldSearch tells whether a deficit is worth a search now.
+func (f *Futile) shouldSearch(deficit int64, mode CountSemantics) bool {
+	if deficit <= 0 || mode != f.Mode {
+		*f = Futile{}
+		return deficit > 0
+	}
+	if f.Skip > 0 && deficit <= f.Deficit {
+		f.Skip--
+		return false
+	}
+	return true
+}
+
+// searched records the outcome of a search.
+func (f *Futile) searched(deficit int64, found int, mode CountSemantics) {
+	if found > 0 {
+		*f = Futile{}
+		return
+	}
+	f.Streak = min(f.Streak+1, 6)
+	f.Skip = 1 << f.Streak
+	f.Deficit, f.Mode = deficit, mode
+}
+
+// report sets Reported from this poll's window count: the sealed books,
+// plus the count of the window (less the running events when the console
+// counts them, less the baseline events still in the window). Reported is a
+// counter: it never goes down (a count taken a moment before a listing can
+// trail it by an event that completed in between).
+func (st *State) report(windowCount, runningInWindow int64) {
+	c := st.Check.Sealed + st.Check.Outside + windowCount - st.Known.baselineFrom(st.Floor)
+	if st.Semantics.subtractsRunning() {
+		c -= runningInWindow
+	}
+	if c > int64(st.Reported) {
+		st.Reported = uint64(c)
+	}
+}
+
+// seal moves the floor up to floor: the known events below it are sealed
+// into the books and forgotten.
+func (st *State) seal(floor int64) {
+	if floor <= st.Floor {
+		return
+	}
+	removed, removedBaseline := st.Known.trimBelow(floor)
+	st.Check.Sealed += removed - removedBaseline
+	st.Check.BaselineSealed += removedBaseline
+	st.Floor = floor
+}
+
+// countedOutsideWindow books an event counted although dated before the
+// floor (a running event the engine waited for): the console's count of
+// its sealed interval grew by one when it completed.
+func (st *State) countedOutsideWindow(date int64) {
+	if date >= st.Origin {
+		st.Check.Sealed++
+	} else {
+		st.Check.Outside++
+	}
+}

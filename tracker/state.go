@@ -1,0 +1,90 @@
+package tracker
+
+// State is everything the engine knows about one node: where it reads
+// (cursor, window floor), what it has read (the known events of the window,
+// the running events it waits for), what it learned about the console
+// (lateness, clock lag, count semantics), the self-check's books, and the
+// Tally. It is plain data: a poll works on a clone and the clone replaces
+// the state only when the whole poll succeeded; the state file saves it.
+type State struct {
+	Contacted bool `json:"contacted"` // first contact done: baseline taken
+	// Cursor is the `last` of the latest poll's listing, Unix ms.
+	Cursor int64 `json:"cursor"`
+	// Floor is the window floor: events dated at or after it are told apart
+	// exactly (they are in Known when read); events dated before it that
+	// appear now are taken as read before, unless they are running events
+	// the engine waits for. It follows the cursor one late window behind and
+	// never goes down.
+	Floor int64 `json:"floor"`
+	// Origin is the floor at first contact: the self-check covers the
+	// console's events dated from there on.
+	Origin int64 `json:"origin"`
+	// Rewound is the highest cursor the node's `last` ever went back from
+	// (0: never). An event completed by then was already counted.
+	Rewound int64 `json:"rewound,omitempty"`
+
+	Known   known                   `json:"known"`
+	Pending map[string]PendingEvent `json:"pending"`
+	// Unread is an interval still to be read in pages over the next polls
+	// (a listing refused as too large, a search cut by its call budget);
+	// zero: none. The floor waits for it.
+	Unread Interval `json:"unread"`
+	// PageCap is the silent cap of :limit the console was seen to apply (0:
+	// none seen): the search splits ranges down to pages of that size.
+	PageCap int `json:"page_cap,omitempty"`
+
+	Lateness  Lateness  `json:"lateness"`
+	Semantics Semantics `json:"semantics"`
+	Check     SelfCheck `json:"check"`
+	Futile    Futile    `json:"futile"`
+
+	// Legacy is the dedup set of a state file of format 1, turned into
+	// Known by Repair.
+	Legacy *legacySeen `json:"seen,omitempty"`
+
+	Tally
+}
+
+// Interval is an interval of event dates, inclusive; zero when unset.
+type Interval struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+	Set  bool  `json:"set"`
+}
+
+// addUnread extends the unread interval with [from, to].
+func (st *State) addUnread(from, to int64) {
+	if from > to {
+		return
+	}
+	if st.Unread.Set {
+		from, to = min(from, st.Unread.From), max(to, st.Unread.To)
+	}
+	st.Unread = Interval{From: from, To: to, Set: true}
+}
+
+// Clone deep-copies the state.
+func (st *State) Clone() *State {
+	c := *st
+	c.Known = st.Known.clone()
+	c.Pending = cloneMap(st.Pending)
+	c.Lateness = st.Lateness
+	c.Legacy = nil
+	if st.Legacy != nil {
+		l := *st.Legacy
+		c.Legacy = &l
+	}
+	c.Tally = st.Tally.clone()
+	return &c
+}
+
+// completedBeforeRewind tells whether e had completed before the node's
+// clock went back: then it was seen (and counted) before, and finding it
+// running again, then completed, is a replay.
+func (st *State) completedBeforeRewind(e Event) bool {
+	end := e.Date
+	if e.HasDuration && e.Duration > 0 {
+		end += e.Duration
+	}
+	return st.Rewound > 0 && end <= st.Rewound
+}

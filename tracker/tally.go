@@ -1,0 +1,303 @@
+package tracker
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Tally is what a node's events mean: the counters of the events counted
+// since first contact and the gauges of the node's present state learned
+// from every event read. It is plain data: the collector reads it at scrape
+// time, the state file saves it.
+type Tally struct {
+	// Counters (events completed after first contact, each once).
+	Events           map[string]uint64     `json:"events"`    // by event label
+	Durations        map[string]*Histogram `json:"durations"` // by event label
+	Reported         uint64                `json:"reported"`  // the console's own number (selfcheck.go)
+	NodeDown         map[string]uint64     `json:"node_down"` // by down node
+	MetadataUpgraded uint64                `json:"metadata_upgraded"`
+	Dropped          map[string]uint64     `json:"dropped"` // label values dropped, by label name
+
+	// Gauges (learned from every listing, the look-back included).
+	Running         map[string]int        `json:"running"`   // by event label, from the latest runnings
+	LastDate        map[string]int64      `json:"last_date"` // by event label
+	Phase           DatedValue            `json:"phase"`     // cluster state and the date that set it
+	Indexes         map[string]IndexState `json:"indexes"`
+	Tables          map[string]int64      `json:"tables"` // loaded table -> date of its TABLE_LOADED
+	TablesClearedAt int64                 `json:"tables_cleared_at"`
+	Preload         DatedNumber           `json:"preload"`
+	UnknownTypes    map[string]bool       `json:"unknown_types"`
+}
+
+// DatedValue is a value and the date of the event that set it.
+type DatedValue struct {
+	Value string `json:"value"`
+	Date  int64  `json:"date"`
+}
+
+// DatedNumber is a number and the date of the event that set it.
+type DatedNumber struct {
+	Value int64 `json:"value"`
+	Date  int64 `json:"date"`
+	Known bool  `json:"known"`
+}
+
+// IndexState is a hyperindex's latest known state.
+type IndexState struct {
+	Loaded bool  `json:"loaded"`
+	Date   int64 `json:"date"`
+}
+
+// KnownTypes are the ten event types of the specification, in spec order.
+var KnownTypes = []string{
+	"CLUSTER_START", "CLUSTER_STOP", "NODE_DOWN", "CLUSTER_INIT", "MEMORY_LOW",
+	"TABLE_LOADED", "HYPER_INDEX_LOADED", "HYPER_INDEX_UNLOADED", "SAVE_METADATA", "PRELOAD_FINISHED",
+}
+
+var knownTypeSet = func() map[string]bool {
+	m := make(map[string]bool, len(KnownTypes))
+	for _, t := range KnownTypes {
+		m[t] = true
+	}
+	return m
+}()
+
+// OtherType is the event label of types beyond the bound of distinct
+// unknown names, or whose name does not look like a type name at all.
+const OtherType = "OTHER"
+
+// typeNameRE is what a newer release's event type is expected to look like;
+// anything else is noise and goes to OTHER.
+var typeNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
+
+// Cluster states, and the event that enters each.
+const (
+	StateStarting     = "starting"
+	StateReady        = "ready"
+	StateInitializing = "initializing"
+	StateStopped      = "stopped"
+	StateUnknown      = "unknown"
+)
+
+// ClusterStates lists the cluster states (a state set).
+var ClusterStates = []string{StateStarting, StateReady, StateInitializing, StateStopped, StateUnknown}
+
+var stateOfEvent = map[string]string{
+	"CLUSTER_START":    StateStarting,
+	"PRELOAD_FINISHED": StateReady,
+	"CLUSTER_INIT":     StateInitializing,
+	"CLUSTER_STOP":     StateStopped,
+}
+
+// resetsState tells the events after which the cluster's state is learned
+// again from scratch: the first-contact look-back stops at the latest one.
+func resetsState(typ string) bool {
+	return typ == "CLUSTER_START" || typ == "CLUSTER_INIT" || typ == "CLUSTER_STOP"
+}
+
+// Label names whose values come from event comments, bounded per node.
+const (
+	LabelIndex    = "index"
+	LabelTable    = "table"
+	LabelDownNode = "down_node"
+)
+
+// maxLabelBytes bounds every label value taken from the cluster's data.
+const maxLabelBytes = 128
+
+// SanitizeLabel makes a comment usable as a label value: valid UTF-8 and at
+// most 128 bytes (cut on a rune boundary), surrounding blanks trimmed.
+func SanitizeLabel(s string) string {
+	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
+	if len(s) <= maxLabelBytes {
+		return s
+	}
+	cut := maxLabelBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// typeLabel returns the event label for an event type, admitting a new
+// unknown name into the node's set while it has room.
+func (t *Tally) typeLabel(typ string, maxUnknown int) string {
+	if knownTypeSet[typ] {
+		return typ
+	}
+	if !typeNameRE.MatchString(typ) {
+		return OtherType
+	}
+	if _, ok := t.UnknownTypes[typ]; ok {
+		return typ
+	}
+	if len(t.UnknownTypes) >= maxUnknown {
+		return OtherType
+	}
+	if t.UnknownTypes == nil {
+		t.UnknownTypes = map[string]bool{}
+	}
+	t.UnknownTypes[typ] = true
+	return typ
+}
+
+// admitLabel reports whether name may be used as a new key of a bounded
+// label map of size n; existing keys are always admitted. A refusal is
+// counted in Dropped when count is true (the event is being counted now, so
+// the drop is counted once, not at every re-reading of the same event).
+func (t *Tally) admitLabel(label string, exists bool, n, max int, count bool) bool {
+	if exists || n < max {
+		return true
+	}
+	if count {
+		if t.Dropped == nil {
+			t.Dropped = map[string]uint64{}
+		}
+		t.Dropped[label]++
+	}
+	return false
+}
+
+// noteLastDate keeps the latest date of each event type.
+func (t *Tally) noteLastDate(e Event, lim Limits) {
+	label := t.typeLabel(e.Type, lim.MaxEventTypes)
+	if t.LastDate == nil {
+		t.LastDate = map[string]int64{}
+	}
+	if d, ok := t.LastDate[label]; !ok || e.Date > d {
+		t.LastDate[label] = e.Date
+	}
+}
+
+// applyState updates what a completed event tells about the node's present
+// state. It is idempotent and decided by event date (the latest wins), so an
+// event read twice, or out of order, changes nothing. count says whether the
+// event is being counted now (only then is a dropped label counted).
+func (t *Tally) applyState(e Event, lim Limits, count bool) {
+	if s, ok := stateOfEvent[e.Type]; ok && e.Date >= t.Phase.Date {
+		t.Phase = DatedValue{Value: s, Date: e.Date}
+	}
+	switch e.Type {
+	case "CLUSTER_START", "CLUSTER_STOP":
+		// A (re)start or a stop unloads every table.
+		if e.Date > t.TablesClearedAt {
+			t.TablesClearedAt = e.Date
+			for name, d := range t.Tables {
+				if d < e.Date {
+					delete(t.Tables, name)
+				}
+			}
+		}
+	case "TABLE_LOADED":
+		name := SanitizeLabel(e.Comment)
+		if name == "" || e.Date < t.TablesClearedAt {
+			return
+		}
+		d, ok := t.Tables[name]
+		if !t.admitLabel(LabelTable, ok, len(t.Tables), lim.MaxLabelValues, count) {
+			return
+		}
+		if t.Tables == nil {
+			t.Tables = map[string]int64{}
+		}
+		if !ok || e.Date > d {
+			t.Tables[name] = e.Date
+		}
+	case "HYPER_INDEX_LOADED", "HYPER_INDEX_UNLOADED":
+		name := SanitizeLabel(e.Comment)
+		if name == "" {
+			return
+		}
+		cur, ok := t.Indexes[name]
+		if ok && cur.Date > e.Date {
+			return
+		}
+		if !t.admitLabel(LabelIndex, ok, len(t.Indexes), lim.MaxLabelValues, count) {
+			return
+		}
+		if t.Indexes == nil {
+			t.Indexes = map[string]IndexState{}
+		}
+		t.Indexes[name] = IndexState{Loaded: e.Type == "HYPER_INDEX_LOADED", Date: e.Date}
+	case "PRELOAD_FINISHED":
+		if n, ok := parseCount(e.Comment); ok && (!t.Preload.Known || e.Date >= t.Preload.Date) {
+			t.Preload = DatedNumber{Value: n, Date: e.Date, Known: true}
+		}
+	}
+}
+
+// countEvent adds a completed event to the counters. Called exactly once per
+// event completed after first contact.
+func (t *Tally) countEvent(e Event, lim Limits) {
+	label := t.typeLabel(e.Type, lim.MaxEventTypes)
+	if t.Events == nil {
+		t.Events = map[string]uint64{}
+	}
+	t.Events[label]++
+	if e.HasDuration && e.Duration >= 0 {
+		if t.Durations == nil {
+			t.Durations = map[string]*Histogram{}
+		}
+		h := t.Durations[label]
+		if h == nil {
+			h = &Histogram{}
+			t.Durations[label] = h
+		}
+		h.Observe(float64(e.Duration) / 1000)
+	}
+	switch e.Type {
+	case "NODE_DOWN":
+		name := SanitizeLabel(e.Comment)
+		if name == "" {
+			name = "unknown"
+		}
+		_, ok := t.NodeDown[name]
+		if t.admitLabel(LabelDownNode, ok, len(t.NodeDown), lim.MaxLabelValues, true) {
+			if t.NodeDown == nil {
+				t.NodeDown = map[string]uint64{}
+			}
+			t.NodeDown[name]++
+		}
+	case "SAVE_METADATA":
+		if n, ok := parseCount(e.Comment); ok {
+			t.MetadataUpgraded += uint64(n)
+		}
+	}
+}
+
+// parseCount reads a comment holding a number of tables or indexes; anything
+// else (empty, text, negative) carries no number.
+func parseCount(s string) (int64, bool) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+func (t Tally) clone() Tally {
+	c := t
+	c.Events = cloneMap(t.Events)
+	c.Durations = make(map[string]*Histogram, len(t.Durations))
+	for k, h := range t.Durations {
+		c.Durations[k] = h.clone()
+	}
+	c.NodeDown = cloneMap(t.NodeDown)
+	c.Dropped = cloneMap(t.Dropped)
+	c.Running = cloneMap(t.Running)
+	c.LastDate = cloneMap(t.LastDate)
+	c.Indexes = cloneMap(t.Indexes)
+	c.Tables = cloneMap(t.Tables)
+	c.UnknownTypes = cloneMap(t.UnknownTypes)
+	return c
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
