@@ -52,7 +52,13 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 func newEnv(t *testing.T, cfg simulator.Config, nodes int, opts Options) *env {
 	t.Helper()
-	clock := simulator.NewManualClock(testStart)
+	return newEnvAt(t, testStart, cfg, nodes, opts)
+}
+
+// newEnvAt is newEnv with the simulated clock starting at start.
+func newEnvAt(t *testing.T, start time.Time, cfg simulator.Config, nodes int, opts Options) *env {
+	t.Helper()
+	clock := simulator.NewManualClock(start)
 	cfg.Clock = clock
 	if cfg.Users == nil {
 		cfg.Users = map[string]string{"exporter": "s3cret"}

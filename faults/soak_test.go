@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 var (
 	soakSeed = flag.Uint64("soak.seed", 20261122, "seed of the soak's fault schedule")
-	soakDays = flag.Float64("soak.days", 1, "simulated days of the soak")
+	soakDays = flag.Float64("soak.days", defaultSoakDays(), "simulated days of the soak, per console profile (default 1, or 0.35 under -race)")
 	soakSkip = flag.String("soak.skip", "", "regexp of fault names the soak leaves out (to narrow down a failure)")
 )
 
@@ -115,19 +116,78 @@ var soakFaults = []soakFault{
 	}},
 }
 
-// The soak: a simulated day (or --soak.days) of four busy nodes, scraped
-// every 50-90 simulated seconds, with faults of every kind above injected
-// from a seeded generator. At the end every counter must equal the truth.
-// It prints the totals; run it with
+// soakProfile is one console behaviour the soak runs on (the specification
+// leaves these choices open; real consoles make any of them).
+type soakProfile struct {
+	name         string
+	profile      string // simulator profile
+	countRunning bool
+	listingCap   int
+	lags         []time.Duration // per node clock offset (negative: behind the console)
+}
+
+var soakProfiles = []soakProfile{
+	{name: "running", profile: "running"},
+	{name: "running+count-running", profile: "running", countRunning: true},
+	{name: "completed-only", profile: "completed-only"},
+	{name: "console-clock+lagging-nodes", profile: "console-clock", countRunning: true,
+		lags: []time.Duration{0, -20 * time.Second, -90 * time.Second, -3 * time.Second}},
+	{name: "console-clock-completed-only+lagging-nodes", profile: "console-clock-completed-only",
+		lags: []time.Duration{-90 * time.Second, 0, -20 * time.Second, -5 * time.Minute}},
+	{name: "newest-first+capped", profile: "newest-first", listingCap: 40},
+}
+
+// minSoakFaults is what the soak must inject over all its profiles at the
+// default length: enough for every kind of fault to meet every profile.
+const minSoakFaults = 500
+
+// The soak: a simulated day (or --soak.days) per console profile, four busy
+// nodes scraped every 50-90 simulated seconds, with faults of every kind
+// above injected from a seeded generator. At the end every counter must equal
+// the truth, and reported minus counted be 0 on every node. The simulated
+// clock moves only between scrapes, so the verdict does not depend on the
+// machine's speed: a call that times out on a slow machine (a decompression
+// bomb under -race) and one that is refused on a fast one are both faults
+// the exporter must survive exactly. It prints the totals; run it with
 //
 //	go test -run TestSoak -v ./faults/
 func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak skipped with -short")
 	}
-	r := newRig(t, rigOpts{nodes: 4, timeout: time.Second, noStart: true,
-		sim: simulator.Config{Seed: int64(*soakSeed), Rate: 0.15, TokenLifetime: time.Hour}})
-	s := &soak{r: r, rng: rand.New(rand.NewPCG(*soakSeed, 7)), injected: map[string]int{}}
+	var mu sync.Mutex
+	faults := 0
+	t.Run("profiles", func(t *testing.T) {
+		for i, sp := range soakProfiles {
+			t.Run(sp.name, func(t *testing.T) {
+				t.Parallel()
+				n := runSoak(t, sp, *soakSeed+uint64(i))
+				mu.Lock()
+				faults += n
+				mu.Unlock()
+			})
+		}
+	})
+	t.Logf("soak: %d faults injected over %d profiles", faults, len(soakProfiles))
+	if *soakDays >= 1 && *soakSkip == "" && faults < minSoakFaults {
+		t.Errorf("soak: %d faults injected in all, want at least %d", faults, minSoakFaults)
+	}
+}
+
+func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
+	cfg := simulator.Config{Seed: int64(seed), Rate: 0.15, TokenLifetime: time.Hour,
+		CountRunning: sp.countRunning, ListingCap: sp.listingCap}
+	if err := cfg.ApplyProfile(sp.profile); err != nil {
+		t.Fatal(err)
+	}
+	for i, lag := range sp.lags {
+		cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: fmt.Sprintf("core-%d.test", i+1), ClockOffset: lag})
+	}
+	r := newRig(t, rigOpts{nodes: 4, timeout: time.Second, noStart: true, sim: cfg})
+	for i, lag := range sp.lags {
+		r.shift[r.nodes[i]] = lag.Milliseconds()
+	}
+	s := &soak{r: r, rng: rand.New(rand.NewPCG(seed, 7)), injected: map[string]int{}}
 	s.state = r.dir + "/cursors.json"
 	r.args = []string{"--events.state-file=" + s.state}
 	r.start()
@@ -154,7 +214,7 @@ func TestSoak(t *testing.T) {
 				c()
 			}
 			s.clear = nil
-			if s.rng.IntN(100) < 8 {
+			if s.rng.IntN(100) < 12 {
 				x := s.rng.IntN(total)
 				for _, f := range kindsOn {
 					if x -= f.weight; x < 0 {
@@ -173,6 +233,16 @@ func TestSoak(t *testing.T) {
 	r.sim.ClearFaults()
 	final := r.settle()
 	tl := r.check(final)
+	for _, n := range r.nodes {
+		reported, _ := final.value("indexima_events_reported_total", node(n))
+		var counted float64
+		for _, v := range final.byLabel("indexima_events_total", node(n), "event") {
+			counted += v
+		}
+		if reported != counted {
+			t.Errorf("soak: node %s: reported %v, counted %v: the self-check is off", n, reported, counted)
+		}
+	}
 
 	generated := 0
 	for _, n := range r.nodes {
@@ -190,18 +260,29 @@ func TestSoak(t *testing.T) {
 	}
 	sort.Strings(kinds)
 	st := r.sim.Stats()
-	t.Logf("soak: seed %d, %.3g simulated days, %d nodes, %d scrapes", *soakSeed, *soakDays, len(r.nodes), scrapes)
-	t.Logf("soak: events generated %d (in the nodes' logs), to count %d (completed after first contact), counted %d, lost %d, doubled %d",
-		generated, tl.expected, tl.counted, tl.lost, tl.doubled)
-	t.Logf("soak: faults injected %d: %s", faults, strings.Join(kinds, ", "))
-	t.Logf("soak: console saw %d logins, %d failed logins, %d refused calls, %d requests",
-		st.Logins, st.LoginFailures, st.Refused, sum(st.Requests))
+	t.Logf("soak %s: seed %d, %.3g simulated days, %d nodes, %d scrapes", sp.name, seed, *soakDays, len(r.nodes), scrapes)
+	t.Logf("soak %s: events generated %d (in the nodes' logs), to count %d (completed after first contact), counted %d, lost %d, doubled %d",
+		sp.name, generated, tl.expected, tl.counted, tl.lost, tl.doubled)
+	t.Logf("soak %s: faults injected %d: %s", sp.name, faults, strings.Join(kinds, ", "))
+	t.Logf("soak %s: console saw %d logins, %d failed logins, %d refused calls, %d requests",
+		sp.name, st.Logins, st.LoginFailures, st.Refused, sum(st.Requests))
 	if tl.lost != 0 || tl.doubled != 0 {
-		t.Errorf("soak: %d events lost, %d doubled", tl.lost, tl.doubled)
+		t.Errorf("soak %s: %d events lost, %d doubled", sp.name, tl.lost, tl.doubled)
 	}
 	if v, ok := final.value("indexima_exporter_logins_total", map[string]string{"result": "failure"}); ok && v > 50 {
-		t.Errorf("soak: %v failed logins: a login storm", v)
+		t.Errorf("soak %s: %v failed logins: a login storm", sp.name, v)
 	}
+	return faults
+}
+
+// defaultSoakDays is one simulated day per profile; under -race (several
+// times slower) a third of one: the plain run of the test command is the one
+// that injects the 500 faults, the race run hunts data races in the same paths.
+func defaultSoakDays() float64 {
+	if raceEnabled {
+		return 0.35
+	}
+	return 1
 }
 
 func sum(m map[string]int) int {

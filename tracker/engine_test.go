@@ -328,9 +328,12 @@ func someEvents(r *rand.Rand, now int64) []simulator.Event {
 // Thousands of seeded schedules over every console profile: every event
 // counted once at every poll, and the self-check balanced at rest.
 func TestSeededSchedules(t *testing.T) {
-	n := 1500
-	if testing.Short() {
+	n := 2000
+	switch {
+	case testing.Short():
 		n = 200
+	case raceEnabled:
+		n = 1000
 	}
 	var calls, polls int
 	for seed := uint64(1); seed <= uint64(n); seed++ {

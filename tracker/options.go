@@ -51,7 +51,7 @@ const (
 	lookupLimit    = 1000
 	pendingCap     = 256 // running events remembered per node
 	pendingMisses  = 5   // polls a vanished running event is waited for before it is given up
-	relistCap      = 5000
+	relistCap      = 20000
 	minSlackMS     = 2_000
 	lookaheadMS    = 24 * 3600 * 1000 // count and look-back reach this far past `last` (nodes ahead of the console)
 	farFutureMS    = 24 * 3600 * 1000 // "everything after tomorrow" of the first call

@@ -60,6 +60,39 @@ func TestFlagsToConfig(t *testing.T) {
 	}
 }
 
+// The console profile, node clock offsets and the initial start's age.
+func TestProfileFlags(t *testing.T) {
+	o, err := parseFlags([]string{"--nodes", "3", "--profile", "console-clock-completed-only",
+		"--node-clock-offset", "indexima-core-2=-20s", "--node-clock-offset", "indexima-core-3:9999=-90s",
+		"--started-ago", "30h", "--count-running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.config(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.ConsoleClockLast || !cfg.CompletedOnly || cfg.NewestFirst || !cfg.CountRunning || cfg.StartedAgo != 30*time.Hour {
+		t.Errorf("profile flags gave %+v", cfg)
+	}
+	if got := []time.Duration{cfg.Nodes[0].ClockOffset, cfg.Nodes[1].ClockOffset, cfg.Nodes[2].ClockOffset}; got[0] != 0 || got[1] != -20*time.Second || got[2] != -90*time.Second {
+		t.Errorf("clock offsets %v", got)
+	}
+	for _, args := range [][]string{
+		{"--profile", "nonsense"},
+		{"--node-clock-offset", "nowhere=-5s"},
+		{"--node-clock-offset", "indexima-core-1"},
+	} {
+		o, err := parseFlags(args)
+		if err == nil {
+			_, err = o.config(nil)
+		}
+		if err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
 func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

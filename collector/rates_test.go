@@ -1,0 +1,56 @@
+package collector
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+// Issue "Busy nodes cost two calls": at 0.2, 2 and 20 events per second per
+// node, with and without a count that includes running events, three nodes
+// scraped every second for 30 s: counts equal the truth at every scrape,
+// reported minus counted is 0 at the end, and the steady state costs two
+// console calls per node and scrape (the clock only moves between scrapes,
+// so the number of calls does not depend on the machine).
+func TestBusyNodesTwoCallsAndAnHonestSelfCheck(t *testing.T) {
+	for _, rate := range []float64{0.2, 2, 20} {
+		for _, countRunning := range []bool{false, true} {
+			t.Run(fmt.Sprintf("rate=%g count_running=%v", rate, countRunning), func(t *testing.T) {
+				e := newEnv(t, simulator.Config{Seed: 5, Rate: rate, CountRunning: countRunning}, 3, Options{})
+				m := e.scrape(nil)
+				const warmUp, steady = 5, 30
+				for i := 0; i < warmUp; i++ {
+					e.clock.Advance(time.Second)
+					e.scrape(nil)
+				}
+				e.sim.ResetStats()
+				for i := 0; i < steady; i++ {
+					e.clock.Advance(time.Second)
+					m = e.scrape(nil)
+					e.checkTruth(m, nil)
+				}
+				st := e.sim.Stats()
+				calls := 0
+				for _, n := range e.nodes {
+					calls += st.NodeRequests[n]
+				}
+				perScrape := float64(calls) / float64(steady*len(e.nodes))
+				t.Logf("%.3f console calls per node and scrape: %v", perScrape, st.Requests)
+				if perScrape > 2.05 {
+					t.Errorf("%.3f console calls per node and scrape in the steady state, want at most 2.05: %v", perScrape, st.Requests)
+				}
+				for _, n := range e.nodes {
+					var counted float64
+					for _, s := range m.series("indexima_events_total", l("node", n)) {
+						counted += s.value
+					}
+					if got := m.value(t, "indexima_events_reported_total", l("node", n)); got != counted {
+						t.Errorf("node %s: reported %v, counted %v", n, got, counted)
+					}
+				}
+			})
+		}
+	}
+}
