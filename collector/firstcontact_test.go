@@ -30,7 +30,7 @@ func TestFirstContactKnowsTheStateAtAnyHour(t *testing.T) {
 			for _, n := range e.nodes {
 				idx := e.sim.Indexes(n)
 				e.sim.Append(n, simulator.Event{Type: simulator.MemoryLow, Date: tc.at.Add(-tc.ago + 30*time.Minute).UnixMilli(), Duration: 3},
-					simulator.Event{Type: simulator.HyperIndexUnloaded, Date: tc.at.Add(-tc.ago + 30*time.Minute).UnixMilli() + 1, Duration: 20, Comment: idx[0]})
+					simulator.Event{Type: simulator.HyperIndexUnloaded, Date: tc.at.Add(-tc.ago+30*time.Minute).UnixMilli() + 1, Duration: 20, Comment: idx[0]})
 			}
 			e.sim.ResetStats()
 			m := e.scrape(nil)
