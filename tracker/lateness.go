@@ -17,6 +17,10 @@ type Lateness struct {
 	Lag      [lateSlots]slotValue `json:"lag"`
 	LagMS    int64                `json:"lag_ms"` // latest estimate
 	LagKnown bool                 `json:"lag_known"`
+	// Dur holds per slot the longest duration of the events read: on a
+	// console that hides its running events, how long after its start an
+	// event may still be running.
+	Dur [lateSlots]slotValue `json:"dur"`
 }
 
 const (
@@ -59,6 +63,30 @@ func (l *Lateness) noteLag(cursor, lag int64) {
 		v.V = lag
 	}
 	l.LagMS, l.LagKnown = l.lagAt(cursor), true
+}
+
+// noteDuration records the longest duration of a listing's events.
+func (l *Lateness) noteDuration(cursor, d int64) {
+	s := slotOf(cursor)
+	v := &l.Dur[int(s%lateSlots+lateSlots)%lateSlots]
+	if !v.Set || v.Slot != s {
+		*v = slotValue{Slot: s, V: d, Set: true}
+	} else if d > v.V {
+		v.V = d
+	}
+}
+
+// settle is how long after its start an event has surely completed: the
+// longest duration of the last hour with a quarter of margin, at least 10 s,
+// at most bound.
+func (l *Lateness) settle(cursor, bound int64) int64 {
+	var d int64
+	for _, v := range l.Dur {
+		if recent(v, cursor) && v.V > d {
+			d = v.V
+		}
+	}
+	return min(max(int64(float64(d)*slackRatio), 10_000), max(bound, 10_000))
 }
 
 func recent(v slotValue, now int64) bool {

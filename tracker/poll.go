@@ -166,6 +166,12 @@ func (p *poller) pollPaged(ctx context.Context, st *State, tl *tooLarge) error {
 // learning and the books.
 func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info, c0, floor, end, from, count int64) error {
 	s.commitRunnings()
+	if s.runnings > 0 {
+		st.Semantics.runningsListed(c0)
+	}
+	if s.maxDuration > 0 {
+		st.Lateness.noteDuration(c0, s.maxDuration)
+	}
 	if s.overflow {
 		level.Warn(p.o.Logger).Log("msg", "more running events than can be tracked; some may be found only by a search when they complete", "bound", pendingCap)
 	}
@@ -190,7 +196,7 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 		} else {
 			st.Futile.searched(deficit, found, st.Semantics.mode())
 			if found == 0 && !p.rep.Incomplete {
-				st.Semantics.futile(dEx, dIn)
+				st.Semantics.futile(dEx, dIn, c0)
 			}
 		}
 	}
@@ -239,8 +245,14 @@ func (s *sink) newest() (int64, bool) {
 
 // countEnd is the end of the counted window: past `last` and past every
 // date known, since a node whose clock runs ahead dates events after the
-// console's `last`.
+// console's `last`. On a console that counts running events but does not
+// list them, it is where every event has surely completed instead
+// (Semantics.Unlisted): misses of the latest events are then seen once they
+// are that old.
 func (p *poller) countEnd(st *State) int64 {
+	if st.Semantics.Unlisted {
+		return st.Cursor - st.Lateness.settle(st.Cursor, p.o.maxRelistMS())
+	}
 	end := st.Cursor
 	if d, ok := st.Known.maxDate(); ok {
 		end = max(end, d)

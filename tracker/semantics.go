@@ -21,6 +21,15 @@ const (
 type Semantics struct {
 	Score int            `json:"score"` // -3..3: negative completed, positive includes running
 	Mode  CountSemantics `json:"mode"`
+
+	// Unlisted is set for a console that counts running events but never
+	// lists them (runnings always empty): its running events cannot be told
+	// from missing ones at the time they run. The count is then taken only
+	// up to where every event has completed (settled), so that the check and
+	// the self-check compare completed events with completed events.
+	Unlisted      bool  `json:"unlisted,omitempty"`
+	UnlistedScore int   `json:"unlisted_score,omitempty"` // 0..3
+	RunningsAt    int64 `json:"runnings_at,omitempty"`    // cursor when running events were last listed
 }
 
 func (s Semantics) mode() CountSemantics {
@@ -50,11 +59,25 @@ func (s *Semantics) vote(running, dEx, dIn int64) {
 }
 
 // futile takes a search that found nothing although dEx > 0 >= dIn: the
-// "missing" events were the running ones.
-func (s *Semantics) futile(dEx, dIn int64) {
+// "missing" events were the running ones. On a console that has listed no
+// running event for an hour, a futile search is a vote for running events
+// counted but not listed (or for events lost: both are then looked for once
+// they must have completed, see settledEnd).
+func (s *Semantics) futile(dEx, dIn, cursor int64) {
 	if dEx > 0 && dIn <= 0 {
 		s.move(+1)
 	}
+	if dEx > 0 && (s.RunningsAt == 0 || cursor-s.RunningsAt > slotMS*lateSlots) {
+		s.UnlistedScore = min(s.UnlistedScore+1, 3)
+		s.Unlisted = s.Unlisted || s.UnlistedScore >= 2
+	}
+}
+
+// runningsListed records that the console listed running events: it is not
+// one that hides them.
+func (s *Semantics) runningsListed(cursor int64) {
+	s.RunningsAt = cursor
+	s.Unlisted, s.UnlistedScore = false, 0
 }
 
 func (s *Semantics) move(d int) {
@@ -90,4 +113,9 @@ func (s *Semantics) deficit(dEx, dIn int64) int64 {
 }
 
 // Detected is the count semantics detected so far.
-func (s Semantics) Detected() CountSemantics { return s.mode() }
+func (s Semantics) Detected() CountSemantics {
+	if s.Unlisted {
+		return CountRunning
+	}
+	return s.mode()
+}

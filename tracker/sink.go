@@ -25,6 +25,7 @@ type sink struct {
 	minDate         int64
 	maxDate         int64
 	maxNeed         int64 // largest lateness of a new event not waited for
+	maxDuration     int64 // longest duration of the listing's events
 	baselineDates   []int64
 	runningKeys     map[string]*runningSeen // runnings by pending key (bounded by pendingCap)
 	running         map[string]int          // runnings by event label
@@ -65,6 +66,9 @@ func (s *sink) Event(e Event) error {
 		s.maxDate = e.Date
 	}
 	s.reqs++
+	if e.HasDuration && e.Duration > s.maxDuration {
+		s.maxDuration = e.Duration
+	}
 	st, lim := s.st, s.p.o.Limits
 	st.noteLastDate(e, lim)
 	if s.mode == modeBaseline {

@@ -31,19 +31,34 @@ type cluster struct {
 
 func nodeHost(i int) string { return fmt.Sprintf("node-%03d", i) }
 
-func startCluster(n int, rate float64, seed int64) (*cluster, error) {
+// console is how the simulated console behaves where the specification
+// leaves a choice (a simulator profile, and whether event/count counts
+// running events).
+type console struct {
+	profile      string // "" is the simulator's default
+	countRunning bool
+}
+
+func startCluster(n int, rate float64, seed int64, con console) (*cluster, error) {
 	c := &cluster{clock: simulator.NewManualClock(clockStart)}
 	for i := range n {
 		c.nodes = append(c.nodes, simulator.NodeConfig{Host: nodeHost(i), Port: 9999})
 	}
-	c.sim = simulator.New(simulator.Config{
+	cfg := simulator.Config{
 		Users:        map[string]string{harnessUser: harnessPassword},
 		StaticTokens: []string{staticToken},
 		Nodes:        c.nodes,
 		Clock:        c.clock,
 		Seed:         seed,
 		Rate:         rate,
-	})
+		CountRunning: con.countRunning,
+	}
+	if con.profile != "" {
+		if err := cfg.ApplyProfile(con.profile); err != nil {
+			return nil, err
+		}
+	}
+	c.sim = simulator.New(cfg)
 	if err := c.sim.Start("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("simulator: %w", err)
 	}

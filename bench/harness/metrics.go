@@ -22,13 +22,20 @@ func parseExposition(body []byte) (exposition, error) {
 }
 
 // sum adds the values of every series of a counter or gauge family.
-func (e exposition) sum(name string) float64 {
+func (e exposition) sum(name string) float64 { return e.sumWhere(name, "", "") }
+
+// sumWhere adds up the samples of family name that carry label=value (every
+// sample when label is "").
+func (e exposition) sumWhere(name, label, value string) float64 {
 	f := e[name]
 	if f == nil {
 		return 0
 	}
 	total := 0.0
 	for _, m := range f.Metric {
+		if label != "" && !hasLabel(m, label, value) {
+			continue
+		}
 		switch {
 		case m.Counter != nil:
 			total += m.Counter.GetValue()
@@ -39,6 +46,15 @@ func (e exposition) sum(name string) float64 {
 		}
 	}
 	return total
+}
+
+func hasLabel(m *dto.Metric, label, value string) bool {
+	for _, l := range m.Label {
+		if l.GetName() == label && l.GetValue() == value {
+			return true
+		}
+	}
+	return false
 }
 
 // series counts the series of the exposition that carry label=value.

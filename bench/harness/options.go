@@ -31,6 +31,11 @@ type Options struct {
 	// Concurrency is passed as --scrape.concurrency when > 0.
 	Concurrency int
 
+	// Profile is the simulator's console profile ("": its default) and
+	// CountRunning whether event/count counts running events.
+	Profile      string
+	CountRunning bool
+
 	ExporterBin     string // required
 	JSONExporterBin string // empty: no comparison
 	JSONEvents      int    // events in json_exporter's fixed listing; default 50

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/bench/harness"
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -37,11 +38,21 @@ func run(args []string) int {
 	withJSON := fs.Bool("json", true, "compare with json_exporter "+harness.JSONExporterVersion)
 	jsonBin := fs.String("json-exporter", "", "json_exporter binary (default: built once in "+harness.DefaultJSONExporterDir()+")")
 	timeout := fs.Duration("timeout", 20*time.Minute, "bound of the whole run")
+	profile := fs.String("profile", "", "console profile of the simulator for the node tables ("+strings.Join(simulator.ProfileNames(), ", ")+"; default its default)")
+	countRunning := fs.Bool("count-running", false, "the simulator's event/count counts running events too (node tables)")
+	rates := fs.String("rates", "", "events per node per second, comma-separated (e.g. 0.2,2,20): also print the table by console profile and rate")
+	rateProfiles := fs.String("rate-profiles", "all", "console profiles of the rates table, comma-separated, or all")
+	rateNodes := fs.Int("rate-nodes", 3, "nodes of each run of the rates table")
+	rateScrapes := fs.Int("rate-scrapes", 30, "measured scrapes of each run of the rates table (after 5 of warm-up)")
+	rateInterval := fs.Duration("rate-interval", time.Second, "simulated time between scrapes of the rates table")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	var ns []int
 	for _, s := range strings.Split(*nodes, ",") {
+		if s == "none" {
+			break
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 || n > 5000 {
 			fmt.Fprintf(os.Stderr, "loadharness: -n: %q is not a number of nodes in 1..5000\n", s)
@@ -49,8 +60,30 @@ func run(args []string) int {
 		}
 		ns = append(ns, n)
 	}
+	var rs []float64
+	if *rates != "" {
+		for _, s := range strings.Split(*rates, ",") {
+			r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || r < 0 || r > 1000 {
+				fmt.Fprintf(os.Stderr, "loadharness: -rates: %q is not a rate in 0..1000 events/s\n", s)
+				return 2
+			}
+			rs = append(rs, r)
+		}
+	}
+	profiles := simulator.ProfileNames()
+	if *rateProfiles != "all" {
+		profiles = strings.Split(*rateProfiles, ",")
+	}
+	for _, p := range append([]string{*profile}, profiles...) {
+		if p != "" && simulator.ProfileDoc(p) == "" {
+			fmt.Fprintf(os.Stderr, "loadharness: unknown console profile %q (known: %s)\n", p, strings.Join(simulator.ProfileNames(), ", "))
+			return 2
+		}
+	}
 	o := harness.Options{Nodes: ns, Latency: *latency, LatencyScrapes: *latencyScrapes, NodeScrapes: *nodeScrapes,
 		Interval: *interval, Rate: *rate, Day: *day, DaySteps: *daySteps, Concurrency: *concurrency,
+		Profile: *profile, CountRunning: *countRunning,
 		ExporterBin: *exporter, JSONExporterBin: *jsonBin, Timeout: *timeout, Log: os.Stderr}
 	if o.ExporterBin == "" {
 		dir, err := os.MkdirTemp("", "loadharness-bin-")
@@ -65,7 +98,7 @@ func run(args []string) int {
 			return 1
 		}
 	}
-	if *withJSON && o.JSONExporterBin == "" {
+	if *withJSON && o.JSONExporterBin == "" && len(ns) > 0 {
 		fmt.Fprintln(os.Stderr, "json_exporter: using or building it in", harness.DefaultJSONExporterDir())
 		var err error
 		if o.JSONExporterBin, err = harness.EnsureJSONExporter(harness.DefaultJSONExporterDir()); err != nil {
@@ -74,11 +107,23 @@ func run(args []string) int {
 		}
 	}
 	start := time.Now()
-	rows, err := harness.Run(o)
-	harness.WriteTable(os.Stdout, rows)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
-		return 1
+	if len(ns) > 0 {
+		rows, err := harness.Run(o)
+		harness.WriteTable(os.Stdout, rows)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+			return 1
+		}
+	}
+	if len(rs) > 0 {
+		rows, err := harness.RunRates(harness.RateOptions{Profiles: profiles, Rates: rs, Nodes: *rateNodes,
+			Scrapes: *rateScrapes, Interval: *rateInterval, ExporterBin: o.ExporterBin, Log: os.Stderr, Timeout: *timeout})
+		fmt.Println()
+		harness.WriteRateTable(os.Stdout, rows)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+			return 1
+		}
 	}
 	fmt.Printf("\n%d CPU(s) seen by Go, run took %s\n", numCPU(), time.Since(start).Round(time.Second))
 	return 0
