@@ -7,8 +7,10 @@ package prometheusrules
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +69,39 @@ func TestPromtoolCheckConfig(t *testing.T) {
 	// Also checks the rule files that prometheus.yml names.
 	eachLine(t, func(t *testing.T, line testkit.PrometheusLine) {
 		runPromtool(t, line, "check", "config", "prometheus.yml")
+	})
+}
+
+// TestNativeHistogramSettingIsForPrometheus3: prometheus.yml shows the
+// Prometheus >= 3.8 setting convert_classic_histograms_to_nhcb commented
+// out. Uncommented, as its comment tells a Prometheus 3 user to do, 3.15
+// loads it; 2.42 refuses it, which is why it ships commented.
+func TestNativeHistogramSettingIsForPrometheus3(t *testing.T) {
+	shipped, err := os.ReadFile("prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(testkit.UncommentNHCB(t, string(shipped))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := filepath.Abs("rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rules, filepath.Join(dir, "rules")); err != nil {
+		t.Fatal(err)
+	}
+	eachLine(t, func(t *testing.T, line testkit.PrometheusLine) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, line.Promtool(t), "check", "config", filepath.Join(dir, "prometheus.yml")).CombinedOutput()
+		switch {
+		case line.Major >= 3 && err != nil:
+			t.Errorf("Prometheus %s refuses prometheus.yml with %s uncommented: %v\n%s", line.Name, testkit.NHCBSetting, err, out)
+		case line.Major < 3 && (err == nil || !strings.Contains(string(out), "convert_classic_histograms_to_nhcb")):
+			t.Errorf("Prometheus %s: want the uncommented %s refused (hence commented), got err %v\n%s", line.Name, testkit.NHCBSetting, err, out)
+		}
 	})
 }
 

@@ -1,6 +1,9 @@
 package testkit
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // PrometheusLine is one Prometheus release line the tests prove the shipped
 // rules, dashboards and configurations against.
@@ -42,3 +45,27 @@ func (l PrometheusLine) Promtool(t testing.TB) string {
 // PrometheusLine3 returns the newest tested line, for the tests of what only
 // Prometheus 3 has (OpenMetrics scrape protocols, NHCB conversion).
 func PrometheusLine3() PrometheusLine { return PrometheusLines[len(PrometheusLines)-1] }
+
+// NHCBSetting is the scrape setting the shipped Prometheus configurations
+// carry commented out, for Prometheus >= 3.8 users: Prometheus 2.x refuses
+// the key, so uncommenting it is the user's step.
+const NHCBSetting = "convert_classic_histograms_to_nhcb: true"
+
+// UncommentNHCB returns cfg with its commented NHCBSetting line(s) enabled,
+// as a Prometheus 3 user would edit it; the test fails when cfg has none.
+func UncommentNHCB(t testing.TB, cfg string) string {
+	t.Helper()
+	lines := strings.Split(cfg, "\n")
+	n := 0
+	for i, l := range lines {
+		indent := len(l) - len(strings.TrimLeft(l, " "))
+		if strings.TrimSpace(l) == "# "+NHCBSetting {
+			lines[i] = l[:indent] + NHCBSetting
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no commented %q line: the configuration does not show the Prometheus 3 setting", NHCBSetting)
+	}
+	return strings.Join(lines, "\n")
+}
