@@ -180,9 +180,14 @@ func TestDashboardVariablesInRegexMatchers(t *testing.T) {
 
 // TestDashboardQueriesParse has promtool parse every query: each becomes a
 // recording rule of a temporary rule file, which `promtool check rules`
-// parses with Prometheus's own PromQL parser.
+// parses with Prometheus's own PromQL parser, on each tested Prometheus line.
 func TestDashboardQueriesParse(t *testing.T) {
-	promtool := testkit.Tool(t, "promtool", "Debian package prometheus")
+	for _, line := range testkit.PrometheusLines {
+		t.Run("prometheus-"+line.Name, func(t *testing.T) { dashboardQueriesParse(t, line.Promtool(t)) })
+	}
+}
+
+func dashboardQueriesParse(t *testing.T, promtool string) {
 	qs := substituted(t, loadAll(t))
 	type rule struct {
 		Record string `yaml:"record"`

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 const composeDir = "deploy/docker-compose"
@@ -89,6 +91,18 @@ func TestComposeStack(t *testing.T) {
 		t.Errorf("exporter ports %q do not publish %d", ports, exporterPort)
 	}
 
+	// Prometheus runs a release of a line the tests prove the rules,
+	// dashboards and configuration on.
+	image := str(dig(services["prometheus"], "image"))
+	_, tag, _ := strings.Cut(image, ":")
+	tested := false
+	for _, line := range testkit.PrometheusLines {
+		tested = tested || strings.HasPrefix(strings.TrimPrefix(tag, "v"), line.Name+".")
+	}
+	if !tested {
+		t.Errorf("prometheus image %q is of no tested Prometheus line (testkit.PrometheusLines)", image)
+	}
+
 	// Prometheus loads the shipped rules.
 	pb := binds(t, services["prometheus"])
 	if got, want := pb["/etc/prometheus/rules"], filepath.Join(root, "deploy", "prometheus", "rules"); got != want {
@@ -151,9 +165,10 @@ func checkServiceURL(t *testing.T, services object, what, raw string) {
 
 // TestComposePrometheusConfig: the stack's prometheus.yml passes promtool
 // with the shipped rules beside it (as mounted), and its targets are services.
+// On both tested Prometheus lines, and with the Prometheus 3 setting
+// convert_classic_histograms_to_nhcb uncommented on 3.x.
 func TestComposePrometheusConfig(t *testing.T) {
 	root := repoRoot(t)
-	promtool := tool(t, "promtool")
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join(root, composeDir, "prometheus.yml"))
 	if err != nil {
@@ -162,12 +177,23 @@ func TestComposePrometheusConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "prometheus3.yml"), []byte(testkit.UncommentNHCB(t, string(data))), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(filepath.Join(root, "deploy", "prometheus", "rules"), filepath.Join(dir, "rules")); err != nil {
 		t.Fatal(err)
 	}
-	r := mustRun(t, time.Minute, dir, promtool, "check", "config", "prometheus.yml")
-	if !strings.Contains(r.stdout+r.stderr, "rules found") {
-		t.Errorf("promtool loaded no rule file:\n%s", r)
+	for _, line := range testkit.PrometheusLines {
+		files := []string{"prometheus.yml"}
+		if line.Major >= 3 {
+			files = append(files, "prometheus3.yml")
+		}
+		for _, f := range files {
+			r := mustRun(t, time.Minute, dir, line.Promtool(t), "check", "config", f)
+			if !strings.Contains(r.stdout+r.stderr, "rules found") {
+				t.Errorf("promtool %s loaded no rule file with %s:\n%s", line.Name, f, r)
+			}
+		}
 	}
 
 	services, _ := composeConfig(t)["services"].(object)

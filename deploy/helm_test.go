@@ -108,6 +108,21 @@ func TestHelmFullValuesRender(t *testing.T) {
 	if dig(sm, "spec", "endpoints", 0, "interval") != "60s" || dig(sm, "spec", "endpoints", 0, "relabelings", 0, "targetLabel") != "env" {
 		t.Errorf("serviceMonitor values not applied: %v", dig(sm, "spec", "endpoints"))
 	}
+	if dig(sm, "spec", "convertClassicHistogramsToNHCB") != true {
+		t.Errorf("serviceMonitor.convertClassicHistogramsToNHCB not applied: %v", dig(sm, "spec"))
+	}
+}
+
+// TestHelmServiceMonitorKeepsClassicHistogramsByDefault: the Prometheus 3
+// setting is opt-in, so a Prometheus 2.x behind the Operator gets nothing
+// it does not know.
+func TestHelmServiceMonitorKeepsClassicHistogramsByDefault(t *testing.T) {
+	objs := helmTemplate(t, nil, "serviceMonitor.enabled=true")
+	requireValid(t, kubeconform(t, toYAML(t, objs...)))
+	sm := find(t, objs, "ServiceMonitor", "release-indexima-exporter")
+	if v, set := dig(sm, "spec").(object)["convertClassicHistogramsToNHCB"]; set {
+		t.Errorf("default values set convertClassicHistogramsToNHCB: %v", v)
+	}
 }
 
 func TestHelmExistingSecret(t *testing.T) {

@@ -31,12 +31,24 @@ func shardedPrometheusConfig(t *testing.T) string {
 	return cfg
 }
 
+// TestShardedPrometheusConfigChecks: on both tested Prometheus lines, and
+// with convert_classic_histograms_to_nhcb uncommented on 3.x.
 func TestShardedPrometheusConfigChecks(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "prometheus.yml")
-	if err := os.WriteFile(f, []byte(shardedPrometheusConfig(t)), 0o644); err != nil {
+	dir := t.TempDir()
+	cfg := shardedPrometheusConfig(t)
+	f, f3 := filepath.Join(dir, "prometheus.yml"), filepath.Join(dir, "prometheus3.yml")
+	if err := os.WriteFile(f, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, time.Minute, repoRoot(t), tool(t, "promtool"), "check", "config", f)
+	if err := os.WriteFile(f3, []byte(testkit.UncommentNHCB(t, cfg)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range testkit.PrometheusLines {
+		mustRun(t, time.Minute, repoRoot(t), line.Promtool(t), "check", "config", f)
+		if line.Major >= 3 {
+			mustRun(t, time.Minute, repoRoot(t), line.Promtool(t), "check", "config", f3)
+		}
+	}
 }
 
 // TestShardedModulusMatchesReplicas: with a modulus above the replica count

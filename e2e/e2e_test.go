@@ -38,9 +38,21 @@ const quietFor = 20 * time.Second
 //  6. the exporter is killed and restarted: no alert fires (the old
 //     incidents are neither recounted nor mistaken for new ones);
 //  7. a node is reported down while the exporter is down: the restarted
-//     exporter counts it (state file) and the alert fires.
+//     exporter counts it (state file) and the alert fires;
+//  8. the exporter restarts without its state file and a pair reported
+//     before is reported again: the alert fires, and nothing else.
+//
+// It runs once per tested Prometheus line (Debian's 2.42, and 3.15 with its
+// left-open range windows and OpenMetrics negotiated first): the same rules
+// must give the same alerts on both.
 func TestEndToEnd(t *testing.T) {
-	promBin := testkit.Tool(t, "prometheus", "Debian package prometheus")
+	for _, line := range testkit.PrometheusLines {
+		t.Run("prometheus-"+line.Name, func(t *testing.T) { endToEnd(t, line) })
+	}
+}
+
+func endToEnd(t *testing.T, line testkit.PrometheusLine) {
+	promBin := line.Prometheus(t)
 	dir := t.TempDir()
 	bin := testkit.ExporterBinary(t)
 
@@ -61,10 +73,13 @@ func TestEndToEnd(t *testing.T) {
 	if err := os.Mkdir(rulesDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	prom := startPrometheus(t, promBin, dir, exp.addr, scaledRules(t, rulesDir))
+	prom := startPrometheus(t, promBin, dir, scaledRules(t, rulesDir), indeximaJob(exp.addr))
 	promStart := time.Now()
 	waitQuery(t, prom, `count(indexima_up == 1) == 3`, 30*time.Second)
 	dataAt := time.Now()
+	// Scraped in the format Prometheus asks first (OpenMetrics on both lines)
+	// without a parse error.
+	prom.checkScrapesClean(t)
 
 	e := &scenario{prom: prom, exp: exp}
 
@@ -160,14 +175,40 @@ func TestEndToEnd(t *testing.T) {
 		return
 	}
 
-	t.Run("NODE_DOWN during the exporter's downtime fires after its restart", func(t *testing.T) {
+	if !t.Run("NODE_DOWN during the exporter's downtime fires after its restart", func(t *testing.T) {
 		// The restarted exporter resumes from its state file: the report
-		// logged while it was down is counted, from a counter that starts
-		// again at 0, and the alert must see it.
+		// logged while it was down is counted, its counters continuing from
+		// the saved ones, and the alert must see it (a new pair here).
 		e.restartExporter(t, func() { sim.ReportNodeDown(keys[2], keys[0]) })
 		want := e.labels("IndeximaNodeDownReported", "critical", "node", "node3", "down_node", "1")
 		e.waitAlert(t, want, "firing", 30*time.Second)
 		e.checkWasPending(t, want)
+		e.waitResolved(t, "IndeximaNodeDownReported", 60*time.Second)
+	}) {
+		return
+	}
+
+	t.Run("NODE_DOWN after a restart without the state file fires", func(t *testing.T) {
+		// Without its state file the exporter counts again from 0 at its
+		// first contact (nothing logged before it is counted). node3 then
+		// reports node1 again: the pair's series comes back at 1, the value
+		// it had before the restart, so only the gap in the series tells a
+		// new report (the rule's fourth branch).
+		restartAt := time.Now()
+		e.exp.state = ""
+		e.restartExporter(t, nil)
+		sim.ReportNodeDown(keys[2], keys[0])
+		want := e.labels("IndeximaNodeDownReported", "critical", "node", "node3", "down_node", "1")
+		e.waitAlert(t, want, "firing", 30*time.Second)
+		e.checkWasPending(t, want)
+		for _, s := range prom.alertsSince(t, time.Since(restartAt)) {
+			got := maps.Clone(s.Metric)
+			delete(got, "alertstate")
+			delete(got, "__name__")
+			if !maps.Equal(got, want) && !scrapeHiccup(s) {
+				t.Errorf("unexpected alert after a restart without state file: %s", describeAlerts([]sample{s}))
+			}
+		}
 		e.waitResolved(t, "IndeximaNodeDownReported", 60*time.Second)
 	})
 }

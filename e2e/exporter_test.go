@@ -20,6 +20,7 @@ const (
 // can be called again after a kill (same address, same state file).
 type exporterRun struct {
 	bin, dir, addr string
+	state          string // --events.state-file; empty: run without one
 	proc           *process
 }
 
@@ -43,16 +44,19 @@ func newExporter(t *testing.T, bin, dir string, sim *simulator.Simulator) *expor
 	if err := os.WriteFile(filepath.Join(dir, "indexima.yml"), []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &exporterRun{bin: bin, dir: dir, addr: freeAddr(t)}
+	return &exporterRun{bin: bin, dir: dir, addr: freeAddr(t), state: filepath.Join(dir, "cursors.json")}
 }
 
 func (e *exporterRun) start(t *testing.T) {
 	t.Helper()
-	e.proc = startProcess(t, "indexima_exporter", e.bin,
-		"--config.file="+filepath.Join(e.dir, "indexima.yml"),
-		"--web.listen-address="+e.addr,
-		"--events.state-file="+filepath.Join(e.dir, "cursors.json"),
+	args := []string{
+		"--config.file=" + filepath.Join(e.dir, "indexima.yml"),
+		"--web.listen-address=" + e.addr,
 		"--log.level=debug",
-	)
+	}
+	if e.state != "" {
+		args = append(args, "--events.state-file="+e.state)
+	}
+	e.proc = startProcess(t, "indexima_exporter", e.bin, args...)
 	waitReady(t, e.proc, "http://"+e.addr+"/-/ready", 30*time.Second)
 }

@@ -20,9 +20,10 @@ type prometheusServer struct {
 	proc *process
 }
 
-// startPrometheus starts Prometheus scraping target every second with the
-// given rule files, evaluated every second, and waits until it is ready.
-func startPrometheus(t *testing.T, bin, dir, target string, ruleFiles []string) *prometheusServer {
+// startPrometheus starts Prometheus with the given rule files and scrape
+// configurations (the YAML list under scrape_configs:), scraping and
+// evaluating every second, and waits until it is ready.
+func startPrometheus(t *testing.T, bin, dir string, ruleFiles []string, scrapeConfigs string) *prometheusServer {
 	t.Helper()
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -30,10 +31,7 @@ func startPrometheus(t *testing.T, bin, dir, target string, ruleFiles []string) 
   evaluation_interval: 1s
 rule_files: [%s]
 scrape_configs:
-  - job_name: indexima
-    static_configs:
-      - targets: [%q]
-`, quoteAll(ruleFiles), target)
+%s`, quoteAll(ruleFiles), scrapeConfigs)
 	cfgFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -48,6 +46,13 @@ scrape_configs:
 	p := &prometheusServer{url: "http://" + addr, proc: proc}
 	waitReady(t, proc, p.url+"/-/ready", 30*time.Second)
 	return p
+}
+
+// indeximaJob is the scrape configuration of the alerting test: one job
+// named like the shipped example's (the IndeximaExporterDown alert selects
+// on "indexima"), with the scraper's default protocols.
+func indeximaJob(target string) string {
+	return fmt.Sprintf("  - job_name: indexima\n    static_configs:\n      - targets: [%q]\n", target)
 }
 
 func quoteAll(ss []string) string {
@@ -191,4 +196,42 @@ func (p *prometheusServer) alertsSince(t *testing.T, d time.Duration) []sample {
 		t.Fatalf("ALERTS history: %v", err)
 	}
 	return s
+}
+
+// target is an active target of /api/v1/targets.
+type target struct {
+	Labels    map[string]string `json:"labels"`
+	Health    string            `json:"health"`
+	LastError string            `json:"lastError"`
+}
+
+func (p *prometheusServer) targets() ([]target, error) {
+	var data struct {
+		ActiveTargets []target `json:"activeTargets"`
+	}
+	err := p.apiGet("/api/v1/targets", url.Values{"state": {"active"}}, &data)
+	return data.ActiveTargets, err
+}
+
+// checkScrapesClean waits until every target's latest scrape succeeded
+// without error. A format Prometheus cannot parse fails every scrape and
+// keeps its error here; a scrape that timed out once on a loaded machine
+// (1s timeout) passes at the next.
+func (p *prometheusServer) checkScrapesClean(t *testing.T) {
+	t.Helper()
+	var bad []string
+	eventually(t, 30*time.Second, "every target scraped without error", func() bool {
+		ts, err := p.targets()
+		if err != nil || len(ts) == 0 {
+			bad = []string{fmt.Sprintf("%d targets, err %v", len(ts), err)}
+			return false
+		}
+		bad = bad[:0]
+		for _, tg := range ts {
+			if tg.Health != "up" || tg.LastError != "" {
+				bad = append(bad, fmt.Sprintf("%v: health %q, last scrape error %q", tg.Labels, tg.Health, tg.LastError))
+			}
+		}
+		return len(bad) == 0
+	}, func() string { return strings.Join(bad, "; ") })
 }

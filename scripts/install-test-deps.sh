@@ -5,15 +5,19 @@
 #   apt:  prometheus (promtool), prometheus-alertmanager (amtool), buildah (image
 #         test), docker-compose (validates deploy/docker-compose without a daemon),
 #         systemd (systemd-analyze verify of deploy/systemd)
-#   Go:   helm and kubeconform at pinned versions, built into a cache directory
-#         outside the repository:
+#   Go:   helm and kubeconform at pinned versions, and Prometheus 3.15.0 with its
+#         promtool (module github.com/prometheus/prometheus v0.315.0, installed
+#         as prometheus3 and promtool3 next to Debian's 2.42, so that the rules
+#         and the e2e run on both lines), built into a cache directory outside
+#         the repository:
 #           INDEXIMA_TOOLS_BIN (default $HOME/.cache/indexima_exporter/tools/bin)
 #         The tests look there first, then in PATH.
 #
 # A pinned tool is rebuilt only when the binary is missing or was built from
 # another module version (read with `go version -m`, which is reliable for
 # `go install`-ed binaries: helm then reports only "v3.22" and kubeconform
-# "development" on their own version flags).
+# "development" on their own version flags, and a `go build` of Prometheus
+# reports an empty version).
 set -euo pipefail
 
 HELM_VERSION=v3.22.0
@@ -74,5 +78,60 @@ ensure_tool() {
 
 ensure_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 ensure_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
+
+# ---- Prometheus 3 from the module proxy ------------------------------------------
+# `go install github.com/prometheus/prometheus/cmd/prometheus@v0.315.0` is refused
+# by the proxy setup here, so both commands are built the toolbox way: a scratch
+# module that requires Prometheus as a tool dependency, then `go build` of its
+# commands. The binaries' main module is then the scratch one, so the pinned
+# version is read from their `dep` line. About 6.5 minutes cold on 2 cores;
+# v0.316.0 needs a dependency the proxy refuses.
+PROMETHEUS_MODULE=github.com/prometheus/prometheus
+PROMETHEUS3_VERSION=v0.315.0 # Prometheus 3.15.0
+
+# dep_version BIN MODULE prints the version of MODULE recorded in a Go binary
+# (as its main module or as a dependency).
+dep_version() {
+	go version -m "$1" 2>/dev/null | awk -v m="$2" '($1 == "mod" || $1 == "dep") && $2 == m { print $3; exit }'
+}
+
+ensure_prometheus3() {
+	local want=$PROMETHEUS3_VERSION ok=1 name
+	for name in prometheus3 promtool3; do
+		if [ ! -x "$TOOLS_BIN/$name" ] || [ "$(dep_version "$TOOLS_BIN/$name" "$PROMETHEUS_MODULE")" != "$want" ]; then
+			ok=0
+		fi
+	done
+	if [ "$ok" = 1 ]; then
+		log "go: prometheus3 and promtool3 ($PROMETHEUS_MODULE $want) present ($TOOLS_BIN)"
+		return
+	fi
+	log "go: building prometheus3 and promtool3 ($PROMETHEUS_MODULE $want) into $TOOLS_BIN (about 7 minutes cold on 2 cores)"
+	local scratch
+	scratch=$(mktemp -d)
+	(
+		cd "$scratch"
+		go mod init indexima-test-deps/prometheus3 >/dev/null 2>&1
+		# promtool needs its own `go get -tool`: otherwise a go.sum entry of one
+		# of its dependencies is missing.
+		go get -tool "$PROMETHEUS_MODULE/cmd/prometheus@$want"
+		go get -tool "$PROMETHEUS_MODULE/cmd/promtool@$want"
+		go build -o "$TOOLS_BIN/prometheus3.tmp" "$PROMETHEUS_MODULE/cmd/prometheus"
+		go build -o "$TOOLS_BIN/promtool3.tmp" "$PROMETHEUS_MODULE/cmd/promtool"
+	) || { rm -rf "$scratch"; log "go: building Prometheus $want failed" >&2; exit 1; }
+	rm -rf "$scratch"
+	# Renamed only once both are built: an interrupted build leaves no binary
+	# that looks finished.
+	mv "$TOOLS_BIN/prometheus3.tmp" "$TOOLS_BIN/prometheus3"
+	mv "$TOOLS_BIN/promtool3.tmp" "$TOOLS_BIN/promtool3"
+	for name in prometheus3 promtool3; do
+		if [ "$(dep_version "$TOOLS_BIN/$name" "$PROMETHEUS_MODULE")" != "$want" ]; then
+			log "go: $name at $TOOLS_BIN/$name does not record $PROMETHEUS_MODULE $want" >&2
+			exit 1
+		fi
+	done
+}
+
+ensure_prometheus3
 
 log "done; tools in $TOOLS_BIN"

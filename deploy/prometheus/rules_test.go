@@ -7,32 +7,36 @@ package prometheusrules
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
-// promtool returns the path of promtool (see testkit.Tool for the CI rule).
-func promtool(t *testing.T) string {
-	t.Helper()
-	return testkit.Tool(t, "promtool", "Debian package prometheus")
+// eachLine runs f once per tested Prometheus line (Debian's 2.42 and 3.15),
+// as a subtest named after the line: the shipped files must hold on both.
+func eachLine(t *testing.T, f func(t *testing.T, line testkit.PrometheusLine)) {
+	for _, line := range testkit.PrometheusLines {
+		t.Run("prometheus-"+line.Name, func(t *testing.T) { f(t, line) })
+	}
 }
 
-// runPromtool runs promtool with args in this directory, bounded in time,
-// and fails the test with promtool's output when it does not exit 0.
-func runPromtool(t *testing.T, args ...string) string {
+// runPromtool runs the line's promtool with args in this directory, bounded
+// in time, and fails the test with promtool's output when it does not exit 0.
+func runPromtool(t *testing.T, line testkit.PrometheusLine, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, promtool(t), args...)
+	cmd := exec.CommandContext(ctx, line.Promtool(t), args...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("promtool %v: %v\n%s", args, err, out.String())
+		t.Fatalf("promtool %s %v: %v\n%s", line.Name, args, err, out.String())
 	}
 	return out.String()
 }
@@ -56,16 +60,59 @@ func unitTestFiles(t *testing.T) []string {
 }
 
 func TestPromtoolCheckRules(t *testing.T) {
-	runPromtool(t, append([]string{"check", "rules"}, ruleFiles(t)...)...)
+	eachLine(t, func(t *testing.T, line testkit.PrometheusLine) {
+		runPromtool(t, line, append([]string{"check", "rules"}, ruleFiles(t)...)...)
+	})
 }
 
 func TestPromtoolCheckConfig(t *testing.T) {
 	// Also checks the rule files that prometheus.yml names.
-	runPromtool(t, "check", "config", "prometheus.yml")
+	eachLine(t, func(t *testing.T, line testkit.PrometheusLine) {
+		runPromtool(t, line, "check", "config", "prometheus.yml")
+	})
 }
 
+// TestNativeHistogramSettingIsForPrometheus3: prometheus.yml shows the
+// Prometheus >= 3.8 setting convert_classic_histograms_to_nhcb commented
+// out. Uncommented, as its comment tells a Prometheus 3 user to do, 3.15
+// loads it; 2.42 refuses it, which is why it ships commented.
+func TestNativeHistogramSettingIsForPrometheus3(t *testing.T) {
+	shipped, err := os.ReadFile("prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(testkit.UncommentNHCB(t, string(shipped))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := filepath.Abs("rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rules, filepath.Join(dir, "rules")); err != nil {
+		t.Fatal(err)
+	}
+	eachLine(t, func(t *testing.T, line testkit.PrometheusLine) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, line.Promtool(t), "check", "config", filepath.Join(dir, "prometheus.yml")).CombinedOutput()
+		switch {
+		case line.Major >= 3 && err != nil:
+			t.Errorf("Prometheus %s refuses prometheus.yml with %s uncommented: %v\n%s", line.Name, testkit.NHCBSetting, err, out)
+		case line.Major < 3 && (err == nil || !strings.Contains(string(out), "convert_classic_histograms_to_nhcb")):
+			t.Errorf("Prometheus %s: want the uncommented %s refused (hence commented), got err %v\n%s", line.Name, testkit.NHCBSetting, err, out)
+		}
+	})
+}
+
+// TestPromtoolTestRules runs the rule unit tests on both lines: Prometheus 3
+// reads range windows left-open (a sample exactly at t - 5m is outside
+// [5m]), so a rule or a test that hangs on a window's edge passes on one
+// line and fails on the other.
 func TestPromtoolTestRules(t *testing.T) {
-	runPromtool(t, append([]string{"test", "rules"}, unitTestFiles(t)...)...)
+	eachLine(t, func(t *testing.T, line testkit.PrometheusLine) {
+		runPromtool(t, line, append([]string{"test", "rules"}, unitTestFiles(t)...)...)
+	})
 }
 
 func TestAmtoolCheckConfig(t *testing.T) {

@@ -34,9 +34,6 @@ func probeHandler(exp *collector.Exporter, afterCollect func(), logger log.Logge
 			c = savingCollector{c, afterCollect} // saved before the answer goes out
 		}
 		reg.MustRegister(c)
-		promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-			ErrorLog: promLogger{logger}, ErrorHandling: promhttp.ContinueOnError,
-			DisableCompression: true, // newHandler wraps /probe in fastGzip
-		}).ServeHTTP(w, r)
+		promhttp.HandlerFor(reg, expositionOpts(logger)).ServeHTTP(w, r)
 	}
 }

@@ -18,11 +18,7 @@ import (
 func newHandler(reg prometheus.Registerer, gatherer prometheus.Gatherer, metricsPath string, r *reloader, probe http.Handler, logger log.Logger) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/probe", fastGzip(probe))
-	metrics := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
-		ErrorLog:           promLogger{logger},
-		ErrorHandling:      promhttp.ContinueOnError,
-		DisableCompression: true, // fastGzip compresses
-	})
+	metrics := promhttp.HandlerFor(gatherer, expositionOpts(logger))
 	mux.Handle(metricsPath, newGCAfterScrapes().wrap(promhttp.InstrumentMetricHandler(reg, fastGzip(metrics))))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "Healthy.\n")
@@ -80,6 +76,21 @@ func newHandler(reg prometheus.Registerer, gatherer prometheus.Gatherer, metrics
 		landing.ServeHTTP(w, req)
 	})
 	return mux, nil
+}
+
+// expositionOpts are the options of every exposition handler, /metrics and
+// each /probe: errors logged, whatever could be gathered served, no
+// compression of its own (newHandler wraps both in fastGzip), and the format
+// the scraper asks for: OpenMetrics 1.0 (ending in "# EOF", the first choice
+// of Prometheus 3 and also of 2.x), protobuf, or text 0.0.4 when the Accept
+// header asks for nothing else.
+func expositionOpts(logger log.Logger) promhttp.HandlerOpts {
+	return promhttp.HandlerOpts{
+		ErrorLog:           promLogger{logger},
+		ErrorHandling:      promhttp.ContinueOnError,
+		DisableCompression: true,
+		EnableOpenMetrics:  true,
+	}
 }
 
 // promLogger hands promhttp's errors (a collector failing) to go-kit.

@@ -10,7 +10,8 @@ import (
 )
 
 // ToolsBin is where scripts/install-test-deps.sh puts the pinned Go tools
-// (helm, kubeconform): $INDEXIMA_TOOLS_BIN, else ~/.cache/indexima_exporter/tools/bin.
+// (helm, kubeconform, prometheus3 and promtool3): $INDEXIMA_TOOLS_BIN, else
+// ~/.cache/indexima_exporter/tools/bin.
 func ToolsBin() string {
 	if dir := os.Getenv("INDEXIMA_TOOLS_BIN"); dir != "" {
 		return dir
