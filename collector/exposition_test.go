@@ -9,7 +9,9 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
@@ -126,13 +128,20 @@ func TestNodeCollector(t *testing.T) {
 }
 
 // Node state survives a JSON round trip: a new exporter restored from it
-// goes on counting without a new baseline and without replay.
+// goes on counting without a new baseline, without replay and without a
+// look-back (the state gauges are in the state), and its counters keep the
+// created timestamp of the first contact.
 func TestSnapshotRestore(t *testing.T) {
 	e := newEnv(t, simulator.Config{Seed: 8, Rate: 3}, 2, Options{})
-	e.scrape(nil)
+	before := time.Now()
+	first := e.scrape(nil)
+	created := createdOf(t, first, e.nodes[0])
+	if created.Before(before.Truncate(time.Millisecond)) || created.After(time.Now()) {
+		t.Errorf("counters created at %v, want the first contact's time (%v to now)", created, before)
+	}
 	e.sim.Append(e.nodes[0], simulator.Event{Type: simulator.TableLoaded, Duration: 120_000, Comment: "slow.t"})
 	e.clock.Advance(20 * time.Second)
-	e.scrape(nil)
+	saved := e.scrape(nil)
 	var file bytes.Buffer
 	if err := e.exp.WriteState(&file); err != nil {
 		t.Fatal(err)
@@ -151,13 +160,72 @@ func TestSnapshotRestore(t *testing.T) {
 	e.exp = exp2
 	e.reg = prometheus.NewRegistry()
 	e.reg.MustRegister(exp2)
-	var m metrics
+	e.sim.ResetStats()
+	m := e.scrape(nil)
+	for _, n := range e.nodes {
+		if a, b := clusterState(t, saved, n), clusterState(t, m, n); a != b {
+			t.Errorf("node %s: cluster state %q before the restore, %q after", n, a, b)
+		}
+		if a, b := len(saved.series("indexima_hyperindex_loaded", l("node", n))), len(m.series("indexima_hyperindex_loaded", l("node", n))); a != b || a == 0 {
+			t.Errorf("node %s: %d hyperindexes before the restore, %d after", n, a, b)
+		}
+	}
 	for i := 0; i < 10; i++ {
 		e.clock.Advance(15 * time.Second)
 		m = e.scrape(nil)
 	}
 	e.checkTruth(m, nil)
+	if st := e.sim.Stats(); st.Requests["event_desc"] != 0 {
+		t.Errorf("a restored node looked back: %v", st.Requests)
+	}
+	if got := createdOf(t, m, e.nodes[0]); !got.Equal(created) {
+		t.Errorf("created timestamp %v after the restore, want %v", got, created)
+	}
 	if got := m.value(t, "indexima_events_total", l("node", e.nodes[0], "event", "TABLE_LOADED")); got < 1 {
 		t.Errorf("pending running event lost across restore")
 	}
+}
+
+// createdOf returns the created timestamp of a node's counters, failing
+// unless every counter and histogram of the node carries the same one.
+func createdOf(t *testing.T, m metrics, node string) time.Time {
+	t.Helper()
+	var created time.Time
+	for _, mf := range m {
+		for _, mt := range mf.GetMetric() {
+			if !hasNode(mt, node) {
+				continue
+			}
+			var ts *timestamppb.Timestamp
+			switch {
+			case mt.Counter != nil:
+				ts = mt.Counter.GetCreatedTimestamp()
+			case mt.Histogram != nil:
+				ts = mt.Histogram.GetCreatedTimestamp()
+			default:
+				continue
+			}
+			if ts == nil {
+				t.Fatalf("%s of node %s has no created timestamp", mf.GetName(), node)
+			}
+			if created.IsZero() {
+				created = ts.AsTime()
+			} else if !ts.AsTime().Equal(created) {
+				t.Fatalf("%s of node %s created at %v, others at %v", mf.GetName(), node, ts.AsTime(), created)
+			}
+		}
+	}
+	if created.IsZero() {
+		t.Fatalf("node %s has no counter", node)
+	}
+	return created
+}
+
+func hasNode(mt *dto.Metric, node string) bool {
+	for _, lp := range mt.GetLabel() {
+		if lp.GetName() == "node" && lp.GetValue() == node {
+			return true
+		}
+	}
+	return false
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
@@ -55,6 +56,9 @@ type nodeView struct {
 	res    pollResult
 	// lateWindow is the engine's late window (for its gauge).
 	lateWindow time.Duration
+	// created is the counters' created timestamp: when counting began for
+	// the node (nil when not known).
+	created *timestamppb.Timestamp
 }
 
 // pollShared polls the node, or waits for the poll already in flight and
@@ -124,7 +128,11 @@ func (n *nodeRuntime) pollShared(e *Exporter) pollResult {
 func (n *nodeRuntime) view(res pollResult, window time.Duration) *nodeView {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return &nodeView{d: n.d, labels: n.labels, pairs: n.pairs, st: n.state, caches: n.caches, res: res, lateWindow: window}
+	v := &nodeView{d: n.d, labels: n.labels, pairs: n.pairs, st: n.state, caches: n.caches, res: res, lateWindow: window}
+	if n.state.Since > 0 {
+		v.created = timestamppb.New(time.UnixMilli(n.state.Since))
+	}
+	return v
 }
 
 // consoleAnswered tells whether err still proves the console answered:

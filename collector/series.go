@@ -135,10 +135,14 @@ func (v *nodeView) gauge(ch chan<- prometheus.Metric, d *seriesDesc, value float
 	ch <- g
 }
 
-// counter sends a counter of the node, like gauge.
+// counter sends a counter of the node, like gauge, with the node's created
+// timestamp (when counting began): a Prometheus that ingests created
+// timestamps sees a new series, such as the first NODE_DOWN report of a
+// node pair, start from 0. The timestamp is shared by the node's series.
 func (v *nodeView) counter(ch chan<- prometheus.Metric, d *seriesDesc, value float64, extra string) {
 	c := &nodeCounter{desc: d.Desc, labels: d.labels(v.pairs, extra), value: value}
 	c.counter.Value = &c.value
+	c.counter.CreatedTimestamp = v.created
 	ch <- c
 }
 
@@ -174,5 +178,6 @@ func (v *nodeView) histogram(ch chan<- prometheus.Metric, d *seriesDesc, dh *tra
 		h.bucketPtrs[i] = &h.buckets[i]
 	}
 	h.hist.SampleCount, h.hist.SampleSum, h.hist.Bucket = &h.count, &h.sum, h.bucketPtrs[:]
+	h.hist.CreatedTimestamp = v.created
 	ch <- h
 }

@@ -2,12 +2,14 @@ package collector
 
 import (
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // written returns what a metric writes.
@@ -30,7 +32,8 @@ func TestSeriesWriteWhatConstMetricsWrite(t *testing.T) {
 		if withCluster {
 			labels, names = []string{"prod", "core-1"}, []string{"cluster", "node"}
 		}
-		v := &nodeView{d: d, labels: labels, pairs: labelPairs(names, labels)}
+		created := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+		v := &nodeView{d: d, labels: labels, pairs: labelPairs(names, labels), created: timestamppb.New(created)}
 		cases := []struct {
 			desc    *seriesDesc
 			counter bool
@@ -64,6 +67,9 @@ func TestSeriesWriteWhatConstMetricsWrite(t *testing.T) {
 				vt = prometheus.CounterValue
 			}
 			want := prometheus.MustNewConstMetric(c.desc.Desc, vt, c.value, lv...)
+			if c.counter {
+				want = prometheus.MustNewConstMetricWithCreatedTimestamp(c.desc.Desc, vt, c.value, created, lv...)
+			}
 			if got.Desc() != want.Desc() {
 				t.Errorf("%s: descriptor differs", c.desc)
 			}
@@ -90,7 +96,7 @@ func TestSeriesWriteWhatConstMetricsWrite(t *testing.T) {
 				}
 			}
 		}
-		want := prometheus.MustNewConstHistogram(d.eventDuration.Desc, 7, h.Sum, cum, append(append([]string(nil), labels...), "TABLE_LOADED")...)
+		want := prometheus.MustNewConstHistogramWithCreatedTimestamp(d.eventDuration.Desc, 7, h.Sum, cum, created, append(append([]string(nil), labels...), "TABLE_LOADED")...)
 		if g, w := written(t, got), written(t, want); !proto.Equal(g, w) {
 			t.Errorf("cluster=%v histogram:\n got %v\nwant %v", withCluster, g, w)
 		}

@@ -73,6 +73,7 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 		st.Floor, st.Origin = end+1, end+1
 	}
 	st.Contacted = true
+	st.Since = p.o.Now().UnixMilli()
 	if st.Events == nil {
 		st.Events = map[string]uint64{}
 	}

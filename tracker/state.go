@@ -8,6 +8,10 @@ package tracker
 // the state only when the whole poll succeeded; the state file saves it.
 type State struct {
 	Contacted bool `json:"contacted"` // first contact done: baseline taken
+	// Since is when counting began (first contact), by the exporter's clock,
+	// Unix ms: the counters' created timestamp. 0: not known (a state file
+	// of format 1).
+	Since int64 `json:"since,omitempty"`
 	// Cursor is the `last` of the latest poll's listing, Unix ms.
 	Cursor int64 `json:"cursor"`
 	// Floor is the window floor: events dated at or after it are told apart
