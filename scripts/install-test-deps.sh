@@ -5,8 +5,8 @@
 #   apt:  prometheus (promtool), prometheus-alertmanager (amtool), buildah (image
 #         test), docker-compose (validates deploy/docker-compose without a daemon),
 #         systemd (systemd-analyze verify of deploy/systemd)
-#   Go:   helm and kubeconform at pinned versions, built into a cache directory
-#         outside the repository:
+#   Go:   helm, kubeconform and govulncheck at pinned versions, built into a
+#         cache directory outside the repository:
 #           INDEXIMA_TOOLS_BIN (default $HOME/.cache/indexima_exporter/tools/bin)
 #         The tests look there first, then in PATH.
 #
@@ -18,6 +18,7 @@ set -euo pipefail
 
 HELM_VERSION=v3.22.0
 KUBECONFORM_VERSION=v0.8.0
+GOVULNCHECK_VERSION=v1.9.0 # scripts/vulncheck.sh checks the same version
 TOOLS_BIN="${INDEXIMA_TOOLS_BIN:-$HOME/.cache/indexima_exporter/tools/bin}"
 
 log() { printf 'install-test-deps: %s\n' "$*"; }
@@ -74,5 +75,6 @@ ensure_tool() {
 
 ensure_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 ensure_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
+ensure_tool govulncheck golang.org/x/vuln/cmd/govulncheck "$GOVULNCHECK_VERSION"
 
 log "done; tools in $TOOLS_BIN"
