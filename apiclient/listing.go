@@ -1,12 +1,9 @@
 package apiclient
 
 import (
+	"bufio"
 	"fmt"
-	"io"
-	"math"
 	"strconv"
-	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -38,11 +35,8 @@ func (e *messageBody) Error() string {
 	return fmt.Sprintf("the console answered a message instead of data: %q", e.message)
 }
 
-// listingDecoder hands the events of a listing to a ListingHandler while
-// jsontext reads the body: keys, type names and numbers are read in the
-// decoder's buffer, so an event costs an allocation only for its comment.
 type listingDecoder struct {
-	*jsonDecoder
+	s       *scanner
 	h       ListingHandler
 	info    ListingInfo
 	unknown map[string]string // interned unknown type names
@@ -51,65 +45,131 @@ type listingDecoder struct {
 // decodeListing decodes an event listing from r, handing each event to h.
 // Errors: *syntaxError (not a listing), *messageBody, *handlerError, or the
 // read error of r (size limit, gzip, timeout).
-func decodeListing(r io.Reader, h ListingHandler) (ListingInfo, error) {
-	ld := listingDecoder{jsonDecoder: getDecoder(r), h: h}
-	err := ld.fail(ld.decode(), "the listing")
-	ld.release()
-	return ld.info, err
+func decodeListing(r *bufio.Reader, h ListingHandler) (ListingInfo, error) {
+	d := listingDecoder{s: newScanner(r), h: h}
+	return d.info, d.decode()
 }
 
-func (ld *listingDecoder) decode() error {
-	if err := ld.object("the listing"); err != nil {
+func (d *listingDecoder) decode() error {
+	s := d.s
+	c, err := s.peek("the listing")
+	if err != nil {
 		return err
 	}
+	if c != '{' {
+		return s.errorf("the listing is not a JSON object (starts with %s)", quoteByte(c))
+	}
+	s.pos++
 	var sawListing, sawMessage bool
 	var message string
-	for ld.PeekKind() != '}' {
-		key, err := ld.str()
-		if err != nil {
-			return err
-		}
-		switch string(key) {
-		case "reqs":
-			sawListing = true
-			err = ld.events("reqs", false, &ld.info.Reqs)
-		case "runnings":
-			sawListing = true
-			err = ld.events("runnings", true, &ld.info.Runnings)
-		case "last":
-			sawListing = true
-			ld.info.Last, ld.info.HasLast, err = ld.intValue(`"last"`)
-		case "message":
-			sawMessage = true
-			message, err = ld.messageValue()
-		default:
-			err = ld.skip("an unknown field of the listing")
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if _, err := ld.ReadToken(); err != nil {
+	c, err = s.peek("the listing")
+	if err != nil {
 		return err
 	}
-	if err := ld.atEnd("the listing"); err != nil {
+	if c == '}' {
+		s.pos++
+	} else {
+		for {
+			key, err := s.str("a key of the listing")
+			if err != nil {
+				return err
+			}
+			// Keys are compared before the next scanner call invalidates them.
+			field := listingField(key)
+			if err := s.expect(':', "the listing"); err != nil {
+				return err
+			}
+			switch field {
+			case fieldReqs:
+				sawListing = true
+				if err := d.events("reqs", false, &d.info.Reqs); err != nil {
+					return err
+				}
+			case fieldRunnings:
+				sawListing = true
+				if err := d.events("runnings", true, &d.info.Runnings); err != nil {
+					return err
+				}
+			case fieldLast:
+				sawListing = true
+				v, ok, err := s.intValue(`"last"`)
+				if err != nil {
+					return err
+				}
+				d.info.Last, d.info.HasLast = v, ok
+			case fieldMessage:
+				sawMessage = true
+				if message, err = d.messageValue(); err != nil {
+					return err
+				}
+			default:
+				if err := s.skip("an unknown field of the listing", 0); err != nil {
+					return err
+				}
+			}
+			c, err := s.peek("the listing")
+			if err != nil {
+				return err
+			}
+			s.pos++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				return s.errorf("expected ',' or '}' in the listing, found %s", quoteByte(c))
+			}
+		}
+	}
+	end, err := s.atEnd()
+	if err != nil {
 		return err
+	}
+	if !end {
+		return s.errorf("unexpected data after the listing")
 	}
 	if !sawListing {
 		if sawMessage {
 			return &messageBody{message: message}
 		}
-		return ld.errorf(`the answer has none of the listing fields "reqs", "runnings", "last"`)
+		return s.errorf(`the answer has none of the listing fields "reqs", "runnings", "last"`)
 	}
 	return nil
 }
 
-// messageValue keeps a bounded, sanitised copy of a "message" value.
-func (ld *listingDecoder) messageValue() (string, error) {
-	if ld.PeekKind() != '"' {
-		return "", ld.skip(`"message"`)
+type field int
+
+const (
+	fieldOther field = iota
+	fieldReqs
+	fieldRunnings
+	fieldLast
+	fieldMessage
+)
+
+func listingField(k []byte) field {
+	switch {
+	case string(k) == "reqs":
+		return fieldReqs
+	case string(k) == "runnings":
+		return fieldRunnings
+	case string(k) == "last":
+		return fieldLast
+	case string(k) == "message":
+		return fieldMessage
 	}
-	b, err := ld.str()
+	return fieldOther
+}
+
+// messageValue keeps a bounded, sanitised copy of a "message" value.
+func (d *listingDecoder) messageValue() (string, error) {
+	c, err := d.s.peek(`"message"`)
+	if err != nil {
+		return "", err
+	}
+	if c != '"' {
+		return "", d.s.skip(`"message"`, 0)
+	}
+	b, err := d.s.str(`"message"`)
 	if err != nil {
 		return "", err
 	}
@@ -117,191 +177,207 @@ func (ld *listingDecoder) messageValue() (string, error) {
 }
 
 // events decodes one array of events (null is an empty array).
-func (ld *listingDecoder) events(name string, running bool, n *int) error {
-	switch ld.PeekKind() {
-	case 'n':
-		_, err := ld.ReadToken()
+func (d *listingDecoder) events(name string, running bool, n *int) error {
+	s := d.s
+	c, err := s.peek(name)
+	if err != nil {
 		return err
-	case '[':
-	default:
-		return ld.notA("%q is not an array", name)
 	}
-	if _, err := ld.ReadToken(); err != nil {
+	if c == 'n' {
+		return s.literal("null", name)
+	}
+	if c != '[' {
+		return s.errorf("%q is not an array (starts with %s)", name, quoteByte(c))
+	}
+	s.pos++
+	c, err = s.peek(name)
+	if err != nil {
 		return err
+	}
+	if c == ']' {
+		s.pos++
+		return nil
 	}
 	for {
-		tok, err := ld.ReadToken()
-		switch {
-		case err != nil:
-			return err
-		case tok.Kind() == ']':
-			return nil
-		case tok.Kind() != '{':
-			return ld.errorf("event %d of %q is not an object (it is %s)", *n, name, kindText(tok.Kind()))
-		}
-		ev, err := ld.event(name, *n)
+		ev, err := d.event(name, *n)
 		if err != nil {
 			return err
 		}
 		if running {
-			err = ld.h.Running(ev)
+			err = d.h.Running(ev)
 		} else {
-			err = ld.h.Event(ev)
+			err = d.h.Event(ev)
 		}
 		if err != nil {
 			return &handlerError{err: err}
 		}
 		*n++
+		c, err := s.peek(name)
+		if err != nil {
+			return err
+		}
+		s.pos++
+		if c == ']' {
+			return nil
+		}
+		if c != ',' {
+			return s.errorf("expected ',' or ']' in %q, found %s", name, quoteByte(c))
+		}
 	}
 }
 
-// event decodes one event object after its '{'; fields may come in any
-// order and unknown ones are skipped. Known fields are read as whole values
-// (one jsontext call each): an odd value there is refused or ignored.
-func (ld *listingDecoder) event(array string, index int) (Event, error) {
+// event decodes one event object; fields may come in any order and unknown
+// ones are skipped.
+func (d *listingDecoder) event(array string, index int) (Event, error) {
+	s := d.s
 	var ev Event
+	c, err := s.peek(array)
+	if err != nil {
+		return ev, err
+	}
+	if c != '{' {
+		return ev, s.errorf("event %d of %q is not an object (starts with %s)", index, array, quoteByte(c))
+	}
+	s.pos++
+	c, err = s.peek(array)
+	if err != nil {
+		return ev, err
+	}
+	if c == '}' {
+		s.pos++
+		return ev, s.errorf("event %d of %q has no \"type\"", index, array)
+	}
 	hasType := false
 	for {
-		// One ReadToken per name, which also meets the end of the object.
-		// Names are matched without allocating (Token.String is inlined
-		// into the switch).
-		tok, err := ld.ReadToken()
+		key, err := s.str("a key of an event")
 		if err != nil {
 			return ev, err
 		}
-		if tok.Kind() == '}' {
-			break
+		k := eventField(key)
+		if err := s.expect(':', "an event"); err != nil {
+			return ev, err
 		}
-		switch tok.String() {
-		case "type":
-			v, err := ld.ReadValue()
+		switch k {
+		case evType:
+			c, err := s.peek(`"type"`)
 			if err != nil {
 				return ev, err
 			}
-			if v.Kind() != '"' {
-				return ev, ld.errorf("event %d of %q: \"type\" is not a string (it is %s)", index, array, kindText(v.Kind()))
+			if c != '"' {
+				return ev, s.errorf("event %d of %q: \"type\" is not a string", index, array)
 			}
-			ev.Type, hasType = ld.intern(ld.text(v)), true
-		case "date":
-			ev.Date, _, err = ld.intValue(`"date"`)
-		case "duration":
-			ev.Duration, ev.HasDuration, err = ld.intValue(`"duration"`)
-		case "comment":
-			ev.Comment, err = ld.comment()
+			b, err := s.str(`"type"`)
+			if err != nil {
+				return ev, err
+			}
+			ev.Type = d.intern(b)
+			hasType = true
+		case evDate:
+			if ev.Date, _, err = s.intValue(`"date"`); err != nil {
+				return ev, err
+			}
+		case evDuration:
+			if ev.Duration, ev.HasDuration, err = s.intValue(`"duration"`); err != nil {
+				return ev, err
+			}
+		case evComment:
+			if ev.Comment, err = d.comment(); err != nil {
+				return ev, err
+			}
 		default:
-			err = ld.skip("an unknown field of an event")
+			if err := s.skip("an unknown field of an event", 0); err != nil {
+				return ev, err
+			}
 		}
+		c, err := s.peek(array)
 		if err != nil {
 			return ev, err
 		}
+		s.pos++
+		if c == '}' {
+			break
+		}
+		if c != ',' {
+			return ev, s.errorf("expected ',' or '}' in event %d of %q, found %s", index, array, quoteByte(c))
+		}
 	}
 	if !hasType {
-		return ev, ld.errorf("event %d of %q has no \"type\"", index, array)
+		return ev, s.errorf("event %d of %q has no \"type\"", index, array)
 	}
 	return ev, nil
 }
 
-// intValue reads a timestamp or duration: a JSON number, a string holding
-// one (or an RFC 3339 date), or null. present is false for null and "".
-func (ld *listingDecoder) intValue(what string) (v int64, present bool, err error) {
-	b, err := ld.ReadValue()
-	if err != nil {
-		return 0, false, err
-	}
-	switch b.Kind() {
-	case 'n':
-		return 0, false, nil
-	case '"':
-		t := strings.TrimSpace(string(ld.text(b)))
-		if t == "" {
-			return 0, false, nil
-		}
-		if v, ok := intToken([]byte(t)); ok {
-			return v, true, nil
-		}
-		if ts, err := time.Parse(time.RFC3339Nano, t); err == nil {
-			return ts.UnixMilli(), true, nil
-		}
-		return 0, false, ld.errorf("%s is not a number: %q", what, truncate(t, 40))
-	case '0':
-		v, ok := intToken(b)
-		if !ok {
-			return 0, false, ld.errorf("%s is not an integer: %s", what, truncate(string(b), 40))
-		}
-		return v, true, nil
-	}
-	return 0, false, ld.errorf("%s is not a number (it is %s)", what, kindText(b.Kind()))
-}
+const (
+	evOther = iota
+	evType
+	evDate
+	evDuration
+	evComment
+)
 
-// intToken parses a number token as an int64. Floats with a zero fraction
-// (1.5e12, 36.0) are accepted because some JSON serialisers write longs so.
-func intToken(b []byte) (int64, bool) {
-	if n := len(b); n > 0 && n <= 18 {
-		v, neg, i := int64(0), b[0] == '-', 0
-		if neg {
-			i = 1
-		}
-		for ; i < n && b[i] >= '0' && b[i] <= '9'; i++ {
-			v = v*10 + int64(b[i]-'0')
-		}
-		if i == n && (!neg || n > 1) {
-			if neg {
-				v = -v
-			}
-			return v, true
-		}
+func eventField(k []byte) int {
+	switch {
+	case string(k) == "type":
+		return evType
+	case string(k) == "date":
+		return evDate
+	case string(k) == "duration":
+		return evDuration
+	case string(k) == "comment":
+		return evComment
 	}
-	if v, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-		return v, true
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || f != math.Trunc(f) || f >= math.MaxInt64 || f < math.MinInt64 {
-		return 0, false
-	}
-	return int64(f), true
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
+	return evOther
 }
 
 // comment reads the comment: a string, or (tolerated) a number or boolean
 // kept as its JSON text; null, objects and arrays give "".
-func (ld *listingDecoder) comment() (string, error) {
-	v, err := ld.ReadValue()
-	switch {
-	case err != nil:
+func (d *listingDecoder) comment() (string, error) {
+	s := d.s
+	c, err := s.peek(`"comment"`)
+	if err != nil {
 		return "", err
-	case v.Kind() == '"':
-		if b := ld.text(v); len(b) > 0 {
-			return validString(b), nil
-		}
-	case v.Kind() == '0' || v.Kind() == 't' || v.Kind() == 'f':
-		return string(v), nil
 	}
-	return "", nil
+	switch {
+	case c == '"':
+		b, err := s.str(`"comment"`)
+		if err != nil || len(b) == 0 {
+			return "", err
+		}
+		return validString(b), nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		b, err := s.numberToken(`"comment"`)
+		if err != nil {
+			return "", err
+		}
+		if _, err := strconv.ParseFloat(string(b), 64); err != nil && !isRangeError(err) {
+			return "", s.errorf("invalid number %s in \"comment\"", truncate(string(b), 40))
+		}
+		return string(b), nil
+	case c == 't':
+		return "true", s.literal("true", `"comment"`)
+	case c == 'f':
+		return "false", s.literal("false", `"comment"`)
+	}
+	return "", s.skip(`"comment"`, 0)
 }
 
 // intern returns a constant string for the known type names and a cached one
 // for a few unknown names, so that decoding allocates only for comments.
-func (ld *listingDecoder) intern(b []byte) string {
+func (d *listingDecoder) intern(b []byte) string {
 	for _, t := range knownTypes {
 		if string(b) == t {
 			return t
 		}
 	}
-	if s, ok := ld.unknown[string(b)]; ok {
+	if s, ok := d.unknown[string(b)]; ok {
 		return s
 	}
 	s := validString(b)
-	if ld.unknown == nil {
-		ld.unknown = make(map[string]string)
+	if d.unknown == nil {
+		d.unknown = make(map[string]string)
 	}
-	if len(ld.unknown) < maxInternedTypes {
-		ld.unknown[string(b)] = s
+	if len(d.unknown) < maxInternedTypes {
+		d.unknown[string(b)] = s
 	}
 	return s
 }

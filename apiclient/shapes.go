@@ -2,94 +2,32 @@ package apiclient
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
-// The answers of version, columns, count and login are small and
-// undocumented: each is checked whole by jsontext, then its raw values are
-// searched for the shapes the field notes list.
+// The answers of version, columns and count are small and undocumented, so
+// they are decoded generically with encoding/json and then searched for the
+// shapes the field notes list.
 
 var errNotJSON = errors.New("the answer is not valid JSON")
 
-// parseJSON checks that data is one JSON value and nothing else.
-func parseJSON(data []byte) (jsontext.Value, error) {
-	jd := getDecoder(bytes.NewReader(data))
-	defer jd.release()
-	v, err := jd.ReadValue()
-	if err == nil {
-		v = v.Clone() // the next read invalidates it
-		if err = jd.atEnd("the value"); err == nil {
-			return v, nil
-		}
+// parseJSON decodes a whole body into generic values, numbers kept as text.
+func parseJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotJSON, err)
 	}
-	return nil, fmt.Errorf("%w: %v", errNotJSON, jd.fail(err, "the answer"))
-}
-
-// members yields the names and raw values of a checked JSON object, in
-// order (a repeated name is yielded twice).
-func members(obj jsontext.Value) iter.Seq2[string, jsontext.Value] {
-	return func(yield func(string, jsontext.Value) bool) {
-		jd := getDecoder(bytes.NewReader(obj))
-		defer jd.release()
-		if _, err := jd.ReadToken(); err != nil || obj.Kind() != '{' {
-			return
-		}
-		for jd.PeekKind() == '"' {
-			name, err := jd.str()
-			if err != nil {
-				return
-			}
-			n := string(name) // before the next read invalidates it
-			v, err := jd.ReadValue()
-			if err != nil || !yield(n, v) {
-				return
-			}
-		}
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("%w: unexpected data after the first value", errNotJSON)
 	}
-}
-
-// elements yields the raw values of a checked JSON array.
-func elements(arr jsontext.Value) iter.Seq[jsontext.Value] {
-	return func(yield func(jsontext.Value) bool) {
-		jd := getDecoder(bytes.NewReader(arr))
-		defer jd.release()
-		if _, err := jd.ReadToken(); err != nil || arr.Kind() != '[' {
-			return
-		}
-		for jd.PeekKind() != ']' {
-			v, err := jd.ReadValue()
-			if err != nil || !yield(v) {
-				return
-			}
-		}
-	}
-}
-
-// member returns the last value named name in obj, or nil.
-func member(obj jsontext.Value, name string) jsontext.Value {
-	var found jsontext.Value
-	for n, v := range members(obj) {
-		if n == name {
-			found = v.Clone()
-		}
-	}
-	return found
-}
-
-// unquote returns the text of a JSON string value, "" for other values.
-func unquote(v jsontext.Value) string {
-	if v.Kind() != '"' {
-		return ""
-	}
-	b, _ := jsontext.AppendUnquote(nil, v) // invalid UTF-8 becomes U+FFFD
-	return string(b)
+	return v, nil
 }
 
 // jsonMessage reports whether data is a JSON object with a "message" field,
@@ -99,29 +37,23 @@ func jsonMessage(data []byte) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return objectMessage(v, false)
+	return objectMessage(v)
 }
 
-// objectMessage returns the "message" of an object (its text, or the JSON
-// of a value that is not a string); alone asks for an object holding
-// nothing else.
-func objectMessage(obj jsontext.Value, alone bool) (string, bool) {
-	var m jsontext.Value
-	n := 0
-	for name, v := range members(obj) {
-		n++
-		if name == "message" {
-			m = v.Clone()
-		}
-	}
-	if m == nil || (alone && n != 1) {
+func objectMessage(v any) (string, bool) {
+	obj, ok := v.(map[string]any)
+	if !ok {
 		return "", false
 	}
-	text := unquote(m)
-	if m.Kind() != '"' {
-		text = string(m)
+	m, ok := obj["message"]
+	if !ok {
+		return "", false
 	}
-	return sanitize([]byte(text), maxMessageBytes), true
+	s, _ := m.(string)
+	if s == "" {
+		s = fmt.Sprint(m)
+	}
+	return sanitize([]byte(s), maxMessageBytes), true
 }
 
 // decodeVersion accepts a bare string, an object with a "version" field
@@ -132,17 +64,22 @@ func decodeVersion(data []byte) (VersionInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	if v.Kind() == '{' {
-		if m, ok := objectMessage(v, true); ok {
-			return info, &messageBody{message: m}
+	switch t := v.(type) {
+	case string:
+		info.Version = t
+	case json.Number:
+		info.Version = t.String()
+	case map[string]any:
+		switch ver := t["version"].(type) {
+		case string:
+			info.Version = ver
+		case json.Number:
+			info.Version = ver.String()
+		case nil:
+			if m, ok := objectMessage(t); ok && len(t) == 1 {
+				return info, &messageBody{message: m}
+			}
 		}
-		v = member(v, "version")
-	}
-	switch v.Kind() {
-	case '"':
-		info.Version = unquote(v)
-	case '0':
-		info.Version = string(v)
 	}
 	info.Version = sanitize([]byte(info.Version), maxRawBytes)
 	return info, nil
@@ -157,31 +94,34 @@ func decodeColumns(data []byte) (ColumnsInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	if v.Kind() == '{' {
-		if m, ok := objectMessage(v, true); ok {
-			return info, &messageBody{message: m}
+	if obj, ok := v.(map[string]any); ok {
+		cols, has := obj["columns"]
+		if !has {
+			if m, ok := objectMessage(obj); ok && len(obj) == 1 {
+				return info, &messageBody{message: m}
+			}
+			return info, nil
 		}
-		v = member(v, "columns")
+		v = cols
 	}
-	if v.Kind() != '[' {
+	arr, ok := v.([]any)
+	if !ok {
 		return info, nil
 	}
-	var names []string
-	n := 0
-	for e := range elements(v) {
-		n++
-		switch e.Kind() {
-		case '"':
-			names = append(names, unquote(e))
-		case '{':
-			if name := member(e, "name"); name.Kind() == '"' {
-				names = append(names, unquote(name))
-			} else if name := member(e, "columnName"); name.Kind() == '"' {
-				names = append(names, unquote(name))
+	names := make([]string, 0, len(arr))
+	for _, e := range arr {
+		switch c := e.(type) {
+		case string:
+			names = append(names, c)
+		case map[string]any:
+			if n, ok := c["name"].(string); ok {
+				names = append(names, n)
+			} else if n, ok := c["columnName"].(string); ok {
+				names = append(names, n)
 			}
 		}
 	}
-	if n > 0 && len(names) == 0 {
+	if len(arr) > 0 && len(names) == 0 {
 		return info, nil // an array of something else: count unknown
 	}
 	info.Columns, info.Count = names, len(names)
@@ -200,20 +140,20 @@ func decodeCount(data []byte) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch v.Kind() {
-	case '0':
-		return countNumber(string(v))
-	case '"':
-		return countNumber(strings.TrimSpace(unquote(v)))
-	case '{':
+	switch t := v.(type) {
+	case json.Number:
+		return countNumber(t.String())
+	case string:
+		return countNumber(strings.TrimSpace(t))
+	case map[string]any:
 		var nums, strs []string
-		for _, f := range members(v) {
-			switch s := strings.TrimSpace(unquote(f)); {
-			case f.Kind() == '0':
-				nums = append(nums, string(f))
-			case f.Kind() == '"':
-				if _, err := countNumber(s); err == nil {
-					strs = append(strs, s)
+		for _, f := range t {
+			switch x := f.(type) {
+			case json.Number:
+				nums = append(nums, x.String())
+			case string:
+				if _, err := countNumber(strings.TrimSpace(x)); err == nil {
+					strs = append(strs, strings.TrimSpace(x))
 				}
 			}
 		}
@@ -225,7 +165,7 @@ func decodeCount(data []byte) (int64, error) {
 		case len(strs) == 1:
 			return countNumber(strs[0])
 		}
-		if m, ok := objectMessage(v, false); ok {
+		if m, ok := objectMessage(t); ok {
 			return 0, &messageBody{message: m}
 		}
 		return 0, &errCountShape{why: "is an object without a numeric field"}
@@ -276,18 +216,19 @@ func decodeLogin(data []byte) (loginSession, error) {
 	if err != nil {
 		return loginSession{}, &errLoginShape{why: "is not valid JSON"}
 	}
-	if v.Kind() != '{' {
+	obj, ok := v.(map[string]any)
+	if !ok {
 		return loginSession{}, &errLoginShape{why: "is not a JSON object"}
 	}
-	id := member(v, "id")
-	if id == nil {
-		if m, ok := objectMessage(v, false); ok {
+	id, has := obj["id"]
+	if !has {
+		if m, ok := objectMessage(obj); ok {
 			return loginSession{}, &messageBody{message: m}
 		}
 		return loginSession{}, &errLoginShape{why: `has no "id" (token) field`}
 	}
-	tok := unquote(id)
-	if tok == "" {
+	tok, ok := id.(string)
+	if !ok || tok == "" {
 		return loginSession{}, &errLoginShape{why: `has an "id" (token) that is not a non-empty string`}
 	}
 	for i := 0; i < len(tok); i++ {
@@ -296,8 +237,8 @@ func decodeLogin(data []byte) (loginSession, error) {
 		}
 	}
 	s := loginSession{token: tok}
-	if c := member(v, "createdAt"); c.Kind() == '0' {
-		s.createdAt, _ = strconv.ParseInt(string(c), 10, 64)
+	if n, ok := obj["createdAt"].(json.Number); ok {
+		s.createdAt, _ = n.Int64()
 	}
 	return s, nil
 }
