@@ -10,7 +10,7 @@ LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REV
 	-X $(VERSION_PKG).Branch=$(BRANCH) -X $(VERSION_PKG).BuildUser=$(shell id -un)@$(shell hostname) \
 	-X $(VERSION_PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 
-.PHONY: all build test test-deps vet fmt-check demo fuzz
+.PHONY: all build test test-deps vet fmt-check vulncheck demo fuzz
 
 all: build
 
@@ -29,10 +29,16 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+# govulncheck against an offline copy of the Go vulnerability database;
+# VULNDB=DIR points at another copy (see docs/security.md).
+VULNDB ?= ../shared/vulndb
+vulncheck:
+	VULNDB="$(VULNDB)" ./scripts/vulncheck.sh
+
 # The soak runs twice: in the suite under -race (the exporter under test is
 # then built with -race too), and once more with a plain build, whose
 # different speed makes other calls time out; its verdict must not change.
-test: test-deps fmt-check vet
+test: test-deps fmt-check vet vulncheck
 	$(GO) test -race -count=1 -timeout 40m ./...
 	$(GO) test -count=1 -timeout 20m -run '^TestSoak$$' ./faults/
 

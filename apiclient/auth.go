@@ -159,7 +159,7 @@ func (c *Client) doLogin(ctx context.Context) (string, *Error) {
 	}
 	rq := &request{endpoint: EndpointLogin, method: http.MethodPost, path: "/api/login", body: payload}
 	var sess loginSession
-	refusal, callErr := c.attempt(ctx, rq, "", func(b *body) error {
+	why, callErr := c.attempt(ctx, rq, "", func(b *body) error {
 		data, err := b.readAll()
 		if err != nil {
 			return err
@@ -168,15 +168,12 @@ func (c *Client) doLogin(ctx context.Context) (string, *Error) {
 		return err
 	})
 	var e *Error
-	switch {
-	case refusal != nil:
-		e = refusal
+	if callErr != nil && !errors.As(callErr, &e) {
+		e = &Error{Kind: KindMalformed, Endpoint: EndpointLogin, Err: callErr}
+	}
+	if why == refusedToken {
 		e.Kind = KindBadCredentials
-		e.Err = fmt.Errorf("the console refused the name and password of user %q: %w", c.cfg.Username, refusal.Err)
-	case callErr != nil:
-		if !errors.As(callErr, &e) {
-			e = &Error{Kind: KindMalformed, Endpoint: EndpointLogin, Err: callErr}
-		}
+		e.Err = fmt.Errorf("the console refused the name and password of user %q: %w", c.cfg.Username, e.Err)
 	}
 	if e != nil {
 		if e.Kind == KindBadCredentials {

@@ -223,6 +223,29 @@ func (b *body) release() {
 	}
 }
 
+// startsLikeJSON tells whether the body's first byte after JSON whitespace
+// can start a JSON value. It only peeks, so the decoder still sees the body
+// from its start (offsets in its errors are unchanged). An empty body does
+// not; a read error, or more leading whitespace than the buffer holds, is
+// left for the decoder to report.
+func (b *body) startsLikeJSON() bool {
+	for i := 1; i <= decoderBufferSize; i++ {
+		p, err := b.Peek(i)
+		if len(p) < i {
+			return err != io.EOF
+		}
+		switch c := p[i-1]; c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{', '[', '"', '-', 't', 'f', 'n', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // readAll reads a whole (bounded) body, for the small answers.
 func (b *body) readAll() ([]byte, error) { return io.ReadAll(b.Reader) }
 

@@ -35,8 +35,14 @@ func (rq *request) nodeLabel() string {
 type decodeFunc func(b *body) error
 
 // monitorCall runs an /api/monitor call under the per-call timeout: lazy
-// login, one attempt, and when the console refuses the token, one fresh
-// login and one retry.
+// login, one attempt, and when the answer suggests that the session behind
+// the token is gone, one fresh login (shared with every concurrent caller)
+// and one retry. Two answers suggest it: the console refusing the token
+// (401/403 or a {"message"} body), and an answer that cannot be the API's (a
+// redirect, or a body that is not JSON), which is what a single-sign-on proxy
+// in front of the console sends when its session expired: a login page or a
+// redirect to one. Only when the fresh token gets such an answer again is it
+// the call's error.
 func (c *Client) monitorCall(ctx context.Context, rq *request, decode decodeFunc) error {
 	if rq.node.Host == "" {
 		return &Error{Kind: KindRefused, Endpoint: rq.endpoint, Node: rq.nodeLabel(),
@@ -48,37 +54,68 @@ func (c *Client) monitorCall(ctx context.Context, rq *request, decode decodeFunc
 	if err != nil {
 		return err
 	}
-	refusal, err := c.attempt(ctx, rq, token, decode)
-	if refusal == nil {
+	why, err := c.attempt(ctx, rq, token, decode)
+	if why == fine {
 		return err
 	}
 	if c.cfg.Username == "" {
-		refusal.Err = fmt.Errorf("%w (no username is configured: does this console require a login?)", refusal.Err)
-		return refusal
+		if why == refusedToken {
+			err = hint(err, "no username is configured: does this console require a login?")
+		}
+		return err
 	}
-	level.Warn(c.logger).Log("msg", "console refused the token, logging in again", "endpoint", rq.endpoint,
-		"node", rq.nodeLabel(), "status", refusal.Status)
+	msg := "console refused the token, logging in again"
+	if why == foreignAnswer {
+		msg = "the answer is not the API's (a single-sign-on proxy whose session expired?), logging in again"
+	}
+	level.Warn(c.logger).Log("msg", msg, "endpoint", rq.endpoint, "node", rq.nodeLabel(), "status", statusOf(err))
 	if token, _, err = c.auth.renew(ctx, gen); err != nil {
 		return err
 	}
-	refusal, err = c.attempt(ctx, rq, token, decode)
-	if refusal != nil {
-		refusal.Err = fmt.Errorf("%w (even right after a new login)", refusal.Err)
-		return refusal
+	why, err = c.attempt(ctx, rq, token, decode)
+	if why != fine {
+		err = hint(err, "even right after a new login")
 	}
 	return err
 }
 
-// attempt sends one request and decodes its answer. A call refused as
-// unauthenticated (401/403, or a 2xx {"message"} body) is returned as
-// refusal, for the caller to decide on a retry; any other failure is err.
-func (c *Client) attempt(ctx context.Context, rq *request, token string, decode decodeFunc) (refusal *Error, err error) {
+// hint appends a parenthesised remark to an *Error's cause.
+func hint(err error, remark string) error {
+	var e *Error
+	if errors.As(err, &e) {
+		e.Err = fmt.Errorf("%w (%s)", e.Err, remark)
+	}
+	return err
+}
+
+func statusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return 0
+}
+
+// suspicion tells whether a failed attempt may be cured by a new login.
+type suspicion int
+
+const (
+	fine          suspicion = iota // success, or an error a new login cannot cure
+	refusedToken                   // 401/403, or a 2xx {"message"} body
+	foreignAnswer                  // a monitor call answered by a redirect or a non-JSON 2xx body
+)
+
+// attempt sends one request and decodes its answer. why tells whether the
+// failure may be cured by a new login (see monitorCall); a refusal of the
+// token is then an *Error of kind KindBadCredentials (KindMalformed for a
+// {"message"} body).
+func (c *Client) attempt(ctx context.Context, rq *request, token string, decode decodeFunc) (why suspicion, err error) {
 	var sent atomic.Bool
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent.Store(true) }}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), rq.method,
 		c.cfg.URL+rq.path, bytes.NewReader(rq.body))
 	if err != nil {
-		return nil, &Error{Kind: KindRefused, Endpoint: rq.endpoint, Node: rq.nodeLabel(),
+		return fine, &Error{Kind: KindRefused, Endpoint: rq.endpoint, Node: rq.nodeLabel(),
 			Err: fmt.Errorf("cannot build the request: %w", err)}
 	}
 	if rq.body == nil {
@@ -93,22 +130,18 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 		if c.cfg.Observer != nil {
 			c.cfg.Observer.ObserveRequest(rq.endpoint, code, d)
 		}
-		logErr := err
-		if refusal != nil {
-			logErr = refusal
-		}
 		level.Debug(c.logger).Log("msg", "console request", "endpoint", rq.endpoint, "node", rq.nodeLabel(),
-			"code", code, "duration", d, "err", logErr)
+			"code", code, "duration", d, "err", err)
 	}()
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, c.transportError(ctx, rq, err, sent.Load())
+		return fine, c.transportError(ctx, rq, err, sent.Load())
 	}
 	defer drain(resp)
 	code = strconv.Itoa(resp.StatusCode)
 	if !acquireBodySlot(ctx) {
-		return nil, c.transportError(ctx, rq, ctx.Err(), true)
+		return fine, c.transportError(ctx, rq, ctx.Err(), true)
 	}
 	defer releaseBodySlot()
 
@@ -120,19 +153,28 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 		if message != "" {
 			e.Err = fmt.Errorf("%w: %s", e.Err, message)
 		}
-		return e, nil
+		return refusedToken, e
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		excerpt, message := readErrorBody(resp)
-		return nil, statusError(rq, resp, excerpt, message)
+		why = fine
+		if rq.monitor && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			why = foreignAnswer // the API never redirects; an SSO proxy sends its login page
+		}
+		return why, statusError(rq, resp, excerpt, message, token != "")
 	}
 
 	b, err := openBody(resp, c.cfg.MaxBodyBytes)
+	foreign := false
 	if err == nil {
-		err = decode(b)
 		defer b.release() // the buffers go back to their pools once decoded
+		// A body that cannot start a JSON value is no answer of the API's:
+		// the decoder refuses it at its first byte, before a listing
+		// handler has seen any event, so a retry cannot double anything.
+		foreign = rq.monitor && !b.startsLikeJSON()
+		err = decode(b)
 	}
 	if err == nil {
-		return nil, nil
+		return fine, nil
 	}
 	excerpt := ""
 	if b != nil && rq.endpoint != EndpointLogin { // a login answer may hold a token
@@ -144,18 +186,22 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 	)
 	switch {
 	case errors.As(err, &he):
-		return nil, he.err
+		return fine, he.err
 	case errors.As(err, &msg):
 		kind := KindMalformed
 		if rq.endpoint == EndpointLogin {
 			kind = KindBadCredentials
 		}
-		return &Error{Kind: kind, Endpoint: rq.endpoint, Node: rq.nodeLabel(), Status: resp.StatusCode,
-			Excerpt: msg.message, Err: msg}, nil
+		return refusedToken, &Error{Kind: kind, Endpoint: rq.endpoint, Node: rq.nodeLabel(), Status: resp.StatusCode,
+			Excerpt: msg.message, Err: msg}
 	case ctx.Err() != nil || (isContextError(err) && !isDecodeError(err)):
-		return nil, c.transportError(ctx, rq, err, true)
+		return fine, c.transportError(ctx, rq, err, true)
 	}
-	return nil, malformed(rq, resp.StatusCode, excerpt, err)
+	why = fine
+	if foreign {
+		why = foreignAnswer
+	}
+	return why, malformed(rq, resp.StatusCode, excerpt, err)
 }
 
 // isDecodeError tells errors about the body's content from read failures.

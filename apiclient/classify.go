@@ -57,8 +57,9 @@ func (c *Client) timeoutCause(ctx context.Context, what string, err error) error
 }
 
 // statusError classifies a non-2xx answer other than an authentication
-// refusal.
-func statusError(rq *request, resp *http.Response, excerpt, message string) *Error {
+// refusal. withToken tells that the call carried a token, so the login with
+// the configured URL had worked.
+func statusError(rq *request, resp *http.Response, excerpt, message string, withToken bool) *Error {
 	e := &Error{Endpoint: rq.endpoint, Node: rq.nodeLabel(), Status: resp.StatusCode, Excerpt: excerpt}
 	code := resp.StatusCode
 	switch {
@@ -68,10 +69,16 @@ func statusError(rq *request, resp *http.Response, excerpt, message string) *Err
 	case code >= 500:
 		e.Kind = KindConsoleUnreachable
 		e.Err = fmt.Errorf("the console failed to handle the login")
+	case code >= 300 && code < 400 && withToken:
+		// The login went through, so the URL is right: what redirects a
+		// call is rather a proxy sending it to its own login page.
+		e.Kind = KindRefused
+		e.Err = fmt.Errorf("the console redirects the call to %q (a single-sign-on proxy's login page?); redirects are not followed",
+			location(resp))
 	case code >= 300 && code < 400:
 		e.Kind = KindRefused
 		e.Err = fmt.Errorf("the console redirects to %q; configure that URL instead (redirects are not followed)",
-			truncate(sanitize([]byte(redactURL(resp.Header.Get("Location"))), 120), 120))
+			location(resp))
 	case code == http.StatusNotFound && rq.monitor:
 		e.Kind = KindRefused
 		e.Err = fmt.Errorf("not found: unknown node or table, or a console release without this endpoint")
@@ -83,6 +90,11 @@ func statusError(rq *request, resp *http.Response, excerpt, message string) *Err
 		e.Err = fmt.Errorf("%w: %s", e.Err, message)
 	}
 	return e
+}
+
+// location is a redirect's target, safe to show.
+func location(resp *http.Response) string {
+	return truncate(sanitize([]byte(redactURL(resp.Header.Get("Location"))), 120), 120)
 }
 
 // malformed builds a KindMalformed error for a 2xx answer.

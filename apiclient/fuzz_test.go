@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -239,4 +240,142 @@ func FuzzDecodeVersion(f *testing.F) {
 			t.Fatalf("unbounded or invalid text: %q / %q", v.Raw, v.Version)
 		}
 	})
+}
+
+// FuzzListingVsEncodingJSON holds the streaming listing decoder against
+// encoding/json on the same bodies: encoding/json reads the body whole, the
+// same tolerance rules are applied to what it read (referenceListing), and
+// the two must find the same events, or both refuse. Unlike
+// FuzzDecodeListing, it also compares the bodies that only the tolerances
+// accept (numbers as strings or floats, RFC 3339 dates, odd comments, null
+// arrays). Two differences are by design and skipped: a repeated key
+// (encoding/json keeps the last, a stream reads both) and a value nested
+// deeper than our bound.
+func FuzzListingVsEncodingJSON(f *testing.F) {
+	listingSeeds(f)
+	for _, s := range []string{
+		`{"reqs":[{"type":"X","date":"2019-11-26T08:33:18.519Z","duration":"  36 ","comment":1E3}],"runnings":null}`,
+		`{"reqs":[{"type":"X","comment":true},{"type":"Y","comment":[1]},{"type":"Z","comment":null}],"last":1.0}`,
+		`{"reqs":[{"type":"X","date":1.5}]}`, `{"reqs":{}}`, `{"message":3}`, `{"last":"","x":[[{}]]}`,
+		"{\"reqs\":[{\"type\":\"a\\u00e9\xff\\n\",\"comment\":\"\\ud800\xe2\"}]}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		col := &collector{}
+		info, err := decodeListing(bufio.NewReaderSize(bytes.NewReader(data), 16), col)
+		if hasDuplicateKeys(data) || (err != nil && strings.Contains(err.Error(), "nested too deeply")) {
+			return
+		}
+		want, werr := referenceListing(data)
+		var mb, wmb *messageBody
+		switch {
+		case (err == nil) != (werr == nil):
+			t.Fatalf("decoder: %v; encoding/json: %v", err, werr)
+		case errors.As(err, &mb) != errors.As(werr, &wmb):
+			t.Fatalf("message body: decoder %v; encoding/json %v", err, werr)
+		case err == nil && (!sameEvents(col.l.Reqs, want.Reqs) || !sameEvents(col.l.Runnings, want.Runnings) ||
+			info.Last != want.Last || info.HasLast != want.HasLast):
+			t.Fatalf("decoder read %+v %+v last %d/%v; encoding/json %+v", col.l.Reqs, col.l.Runnings,
+				info.Last, info.HasLast, want)
+		}
+	})
+}
+
+// referenceListing reads a listing with encoding/json and the tolerances of
+// the field notes (docs/apiclient.md), as the oracle of the differential
+// fuzz target.
+func referenceListing(data []byte) (*Listing, error) {
+	if !json.Valid(data) {
+		return nil, errNotJSON
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var top any
+	if err := dec.Decode(&top); err != nil {
+		return nil, err
+	}
+	obj, ok := top.(map[string]any)
+	if !ok {
+		return nil, errors.New("not an object")
+	}
+	_, r := obj["reqs"]
+	_, u := obj["runnings"]
+	_, la := obj["last"]
+	if !r && !u && !la {
+		if _, m := obj["message"]; m {
+			return nil, &messageBody{}
+		}
+		return nil, errors.New("no listing field")
+	}
+	l := &Listing{}
+	var err error
+	if l.Last, l.HasLast, err = referenceInt(obj["last"]); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"reqs", "runnings"} {
+		arr, ok := obj[k].([]any)
+		if !ok && obj[k] != nil {
+			return nil, errors.New(k + " not an array")
+		}
+		for _, e := range arr {
+			eo, ok := e.(map[string]any)
+			if !ok {
+				return nil, errors.New("event not an object")
+			}
+			var ev Event
+			if ev.Type, ok = eo["type"].(string); !ok {
+				return nil, errors.New("no string type")
+			}
+			if ev.Date, _, err = referenceInt(eo["date"]); err != nil {
+				return nil, err
+			}
+			if ev.Duration, ev.HasDuration, err = referenceInt(eo["duration"]); err != nil {
+				return nil, err
+			}
+			switch c := eo["comment"].(type) {
+			case string:
+				ev.Comment = c
+			case json.Number:
+				ev.Comment = c.String()
+			case bool:
+				ev.Comment = strconv.FormatBool(c)
+			}
+			if k == "reqs" {
+				l.Reqs = append(l.Reqs, ev)
+			} else {
+				l.Runnings = append(l.Runnings, ev)
+			}
+		}
+	}
+	return l, nil
+}
+
+// referenceInt applies the rules of date, duration and last: a number
+// (integer, or float with a zero fraction), a string holding one or an RFC
+// 3339 date, or null / "" for absent.
+func referenceInt(v any) (int64, bool, error) {
+	var text string
+	switch x := v.(type) {
+	case nil:
+		return 0, false, nil
+	case json.Number:
+		text = x.String()
+	case string:
+		if text = strings.TrimSpace(x); text == "" {
+			return 0, false, nil
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, text); err == nil {
+			if _, ok := intToken([]byte(text)); !ok {
+				return ts.UnixMilli(), true, nil
+			}
+		}
+	default:
+		return 0, false, errors.New("not a number")
+	}
+	n, ok := intToken([]byte(text))
+	if !ok {
+		return 0, false, errors.New("not an integer")
+	}
+	return n, true, nil
 }

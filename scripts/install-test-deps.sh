@@ -5,11 +5,11 @@
 #   apt:  prometheus (promtool), prometheus-alertmanager (amtool), buildah (image
 #         test), docker-compose (validates deploy/docker-compose without a daemon),
 #         systemd (systemd-analyze verify of deploy/systemd)
-#   Go:   helm and kubeconform at pinned versions, and Prometheus 3.15.0 with its
-#         promtool (module github.com/prometheus/prometheus v0.315.0, installed
-#         as prometheus3 and promtool3 next to Debian's 2.42, so that the rules
-#         and the e2e run on both lines), built into a cache directory outside
-#         the repository:
+#   Go:   helm, kubeconform and govulncheck at pinned versions, and Prometheus
+#         3.15.0 with its promtool (module github.com/prometheus/prometheus
+#         v0.315.0, installed as prometheus3 and promtool3 next to Debian's
+#         2.42, so that the rules and the e2e run on both lines), built into a
+#         cache directory outside the repository:
 #           INDEXIMA_TOOLS_BIN (default $HOME/.cache/indexima_exporter/tools/bin)
 #         The tests look there first, then in PATH.
 #
@@ -22,6 +22,7 @@ set -euo pipefail
 
 HELM_VERSION=v3.22.0
 KUBECONFORM_VERSION=v0.8.0
+GOVULNCHECK_VERSION=v1.9.0 # scripts/vulncheck.sh checks the same version
 TOOLS_BIN="${INDEXIMA_TOOLS_BIN:-$HOME/.cache/indexima_exporter/tools/bin}"
 
 log() { printf 'install-test-deps: %s\n' "$*"; }
@@ -78,6 +79,7 @@ ensure_tool() {
 
 ensure_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 ensure_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
+ensure_tool govulncheck golang.org/x/vuln/cmd/govulncheck "$GOVULNCHECK_VERSION"
 
 # ---- Prometheus 3 from the module proxy ------------------------------------------
 # `go install github.com/prometheus/prometheus/cmd/prometheus@v0.315.0` is refused

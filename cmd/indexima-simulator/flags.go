@@ -22,6 +22,7 @@ type options struct {
 	staticTokens   []string
 	tokenLifetime  time.Duration
 	refusalStatus  int
+	ssoProxy       string
 	rate           float64
 	seed           int64
 	speed          float64
@@ -58,6 +59,8 @@ func parseFlags(args []string) (*options, error) {
 		Default("0").DurationVar(&o.tokenLifetime)
 	app.Flag("refusal-status", "HTTP status of a refused (unauthenticated) call.").
 		Default("401").IntVar(&o.refusalStatus)
+	app.Flag("sso-proxy", "Answer calls with an expired or unknown token as a single-sign-on proxy does: none (the console's refusal), login-page (200 text/html), or redirect (302 to /login).").
+		Default("none").EnumVar(&o.ssoProxy, "none", string(simulator.SSOLoginPage), string(simulator.SSORedirect))
 	app.Flag("rate", "Background events per node per simulated second.").Default("0.2").Float64Var(&o.rate)
 	app.Flag("seed", "Seed of the scenario generator.").Default("1").Int64Var(&o.seed)
 	app.Flag("speed", "Simulated seconds per real second.").Default("1").Float64Var(&o.speed)
@@ -104,6 +107,9 @@ func (o *options) config(clock simulator.Clock) (simulator.Config, error) {
 	}
 	if err := cfg.ApplyProfile(o.profile); err != nil {
 		return cfg, err
+	}
+	if o.ssoProxy != "none" {
+		cfg.SSOProxy = simulator.SSOMode(o.ssoProxy)
 	}
 	loc, err := time.LoadLocation(o.location)
 	if err != nil {

@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 func TestFlagsToConfig(t *testing.T) {
 	o, err := parseFlags([]string{"--node", "db1:9999", "--node", "db2:10000", "--user", "a:b:c",
 		"--user", "ops:pw", "--static-token", "T", "--token-lifetime", "30m", "--rate", "2.5",
-		"--listing-cap", "100", "--max-limit", "50", "--location", "Europe/Paris", "--refusal-status", "403"})
+		"--listing-cap", "100", "--max-limit", "50", "--location", "Europe/Paris", "--refusal-status", "403",
+		"--sso-proxy", "redirect"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,13 +33,14 @@ func TestFlagsToConfig(t *testing.T) {
 	}
 	if cfg.TokenLifetime != 30*time.Minute || cfg.Rate != 2.5 || cfg.ListingCap != 100 ||
 		cfg.MaxLimit != 50 || cfg.Location.String() != "Europe/Paris" || cfg.RefusalStatus != 403 ||
-		len(cfg.StaticTokens) != 1 {
+		len(cfg.StaticTokens) != 1 || cfg.SSOProxy != simulator.SSORedirect {
 		t.Errorf("config: %+v", cfg)
 	}
 
 	o, _ = parseFlags([]string{"--nodes", "4"})
 	cfg, _ = o.config(nil)
-	if len(cfg.Nodes) != 4 || cfg.Nodes[3].Key() != "indexima-core-4:9999" || cfg.Users["monitor"] != "monitor" {
+	if len(cfg.Nodes) != 4 || cfg.Nodes[3].Key() != "indexima-core-4:9999" || cfg.Users["monitor"] != "monitor" ||
+		cfg.SSOProxy != simulator.SSONone {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	o, _ = parseFlags([]string{"--no-auth"})
@@ -57,6 +60,9 @@ func TestFlagsToConfig(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"--scenario", "chaos"}); err == nil {
 		t.Error("unknown scenario accepted")
+	}
+	if _, err := parseFlags([]string{"--sso-proxy", "portal"}); err == nil {
+		t.Error("unknown --sso-proxy accepted")
 	}
 }
 

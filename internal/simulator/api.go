@@ -48,6 +48,12 @@ type Config struct {
 	// body is always {"message": "No session attribute found, ..."}. Default 401.
 	// Tests set 403 or 200 to prove the client's tolerance.
 	RefusalStatus int
+	// SSOProxy answers calls whose token is missing, unknown, expired or
+	// revoked as a single-sign-on proxy in front of the console does when
+	// its session has expired: SSOLoginPage (200, text/html login page) or
+	// SSORedirect (302 to /login), instead of RefusalStatus and a message.
+	// Logins still reach the console. Default SSONone.
+	SSOProxy SSOMode
 
 	Nodes []NodeConfig
 	// Clock drives event dates, durations, `last` and token expiry. Nil: real time.
@@ -90,6 +96,15 @@ type Config struct {
 	// Compact makes JSON answers compact; default is compact too; Pretty: indented.
 	Pretty bool
 }
+
+// SSOMode is how Config.SSOProxy answers a call with an expired token.
+type SSOMode string
+
+const (
+	SSONone      SSOMode = ""           // the console's own refusal
+	SSOLoginPage SSOMode = "login-page" // 200 with an HTML login page
+	SSORedirect  SSOMode = "redirect"   // 302 to /login
+)
 
 // NodeConfig is one simulated node.
 type NodeConfig struct {

@@ -79,7 +79,7 @@ func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.authorized(r.Header.Get("Authorization"), s.clock.Now().UnixMilli()) {
 		s.st.add(func(st *Stats) { st.Refused++ })
-		s.writeMessage(w, r, s.cfg.RefusalStatus, refusalText)
+		s.writeRefusal(w, r)
 		return
 	}
 	if name == "" {
