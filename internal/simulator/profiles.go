@@ -25,6 +25,10 @@ var profiles = []profile{
 		func(c *Config) { c.ConsoleClockLast, c.CompletedOnly = true, true }},
 	{"newest-first", "day and lastevents listings newest first; a listing cap keeps the newest events",
 		func(c *Config) { c.NewestFirst = true }},
+	{"sso-login-page", "published behind a single-sign-on proxy: a call with an expired session gets 200 and an HTML login page",
+		func(c *Config) { c.SSOProxy = SSOLoginPage }},
+	{"sso-redirect", "published behind a single-sign-on proxy: a call with an expired session gets a 302 to /login",
+		func(c *Config) { c.SSOProxy = SSORedirect }},
 }
 
 // ProfileNames lists the console profiles, the default first.
