@@ -12,7 +12,7 @@ type descs struct {
 
 	consoleUp *prometheus.Desc
 
-	up, pollDuration, dropped *seriesDesc
+	up, pollDuration, dropped, pollFailures *seriesDesc
 
 	eventsTotal, eventsRunning, eventLast, eventDuration *seriesDesc
 	reported, cursor, clusterState, nodeDown, preload    *seriesDesc
@@ -41,6 +41,8 @@ func newDescs(withCluster bool) *descs {
 			"1 if the node answered every call of this scrape's event poll through the console, else 0."),
 		pollDuration: node(namespace+"_exporter_node_poll_duration_seconds",
 			"Duration in seconds of the latest poll of the node (event listings, count, paging, info calls)."),
+		pollFailures: node(namespace+"_exporter_node_poll_failures_total",
+			"Polls of the node that failed, by reason: deadline (the scrape's deadline came first), console_unreachable, bad_credentials, node_unreachable, malformed, refused, other.", "reason"),
 		dropped: node(namespace+"_exporter_label_values_dropped_total",
 			"Events whose label value (table, index, down node from the event comment) was dropped because the per-node bound of distinct values was reached.", "label"),
 		consoleUp: prometheus.NewDesc(namespace+"_console_up",

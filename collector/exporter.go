@@ -7,6 +7,7 @@
 package collector
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -167,18 +168,31 @@ func nodeID(cluster string, target apiclient.Node) string {
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {}
 
 // Collect implements prometheus.Collector: it polls every node (shared with
-// concurrent scrapes) and emits their metrics.
+// concurrent scrapes) within DefaultScrapeBudget and emits their metrics.
+// A scrape that knows its deadline uses Scrape instead.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
-	e.mu.RLock()
-	clusters := e.clusters
-	e.mu.RUnlock()
-	e.collect(ch, clusters)
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultScrapeBudget)
+	defer cancel()
+	e.Scrape(ctx).Collect(ch)
+}
+
+// Scrape returns a collector of every node whose polls end by ctx's
+// deadline (the scrape's: Prometheus' scrape timeout less an offset): a node
+// not done by then is down for that scrape, the others are served on time.
+func (e *Exporter) Scrape(ctx context.Context) prometheus.Collector {
+	return collectorFunc(func(ch chan<- prometheus.Metric) {
+		e.mu.RLock()
+		clusters := e.clusters
+		e.mu.RUnlock()
+		e.collect(ctx, ch, clusters)
+	})
 }
 
 // NodeCollector returns a collector of a single node (for a /probe
-// endpoint): cluster is the cluster name ("" for the unnamed one), target
-// the node's name or host:port. Polls are shared with the main collector.
-func (e *Exporter) NodeCollector(cluster, target string) (prometheus.Collector, bool) {
+// endpoint) whose poll ends by ctx's deadline: cluster is the cluster name
+// ("" for the unnamed one), target the node's name or host:port. Polls are
+// shared with the main collector.
+func (e *Exporter) NodeCollector(ctx context.Context, cluster, target string) (prometheus.Collector, bool) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	for _, c := range e.clusters {
@@ -189,7 +203,7 @@ func (e *Exporter) NodeCollector(cluster, target string) (prometheus.Collector, 
 			if n.name == target || n.target.String() == target {
 				one := &clusterRuntime{name: c.name, d: c.d, nodes: []*nodeRuntime{n}}
 				return collectorFunc(func(ch chan<- prometheus.Metric) {
-					e.collect(ch, []*clusterRuntime{one})
+					e.collect(ctx, ch, []*clusterRuntime{one})
 				}), true
 			}
 		}

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"bytes"
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
@@ -105,11 +106,11 @@ func TestAPIObserver(t *testing.T) {
 func TestNodeCollector(t *testing.T) {
 	e := newEnv(t, simulator.Config{Seed: 6, Rate: 2}, 2, Options{})
 	e.scrape(nil)
-	c, ok := e.exp.NodeCollector("", e.nodes[1])
+	c, ok := e.exp.NodeCollector(context.Background(), "", e.nodes[1])
 	if !ok {
 		t.Fatal("node not found")
 	}
-	if _, ok := e.exp.NodeCollector("", "nope:1"); ok {
+	if _, ok := e.exp.NodeCollector(context.Background(), "", "nope:1"); ok {
 		t.Error("unknown node found")
 	}
 	reg := prometheus.NewRegistry()

@@ -31,6 +31,10 @@ type nodeRuntime struct {
 	caches   map[string]any // by refresher name; values are replaced, never modified
 	inflight *pollCall
 	lastPoll time.Duration
+	// misses counts the polls in a row cut by the scrape's deadline;
+	// failures counts failed polls by reason (failureReasons).
+	misses   int
+	failures map[string]uint64
 }
 
 // pollCall is a poll shared by every scrape that arrives while it runs.
@@ -42,6 +46,7 @@ type pollCall struct {
 // pollResult is what one poll of a node tells a scrape.
 type pollResult struct {
 	err             error            // event poll error: node down for this scrape
+	reason          string           // of err, one of failureReasons ("" without error)
 	consoleAnswered bool             // the console itself answered
 	refreshErr      map[string]error // by refresher name
 }
@@ -61,27 +66,38 @@ type nodeView struct {
 	created *timestamppb.Timestamp
 }
 
-// pollShared polls the node, or waits for the poll already in flight and
-// returns its result: two scrapes (two Prometheus servers in HA) never poll a
-// node twice at once, so they cannot count the same events twice.
-func (n *nodeRuntime) pollShared(e *Exporter) pollResult {
+// pollShared polls the node within the scrape's deadline (ctx), or waits
+// for the poll already in flight and returns its result: two scrapes (two
+// Prometheus servers in HA) never poll a node twice at once, so they cannot
+// count the same events twice. A scrape that joins a poll stops waiting at
+// its own deadline (the node is then down for it); the poll goes on for the
+// scrape that started it.
+func (n *nodeRuntime) pollShared(ctx context.Context, e *Exporter) pollResult {
 	n.mu.Lock()
 	if c := n.inflight; c != nil {
 		n.mu.Unlock()
-		<-c.done
-		return c.res
+		select {
+		case <-c.done:
+			return c.res
+		case <-ctx.Done():
+			return pollResult{err: ctx.Err(), consoleAnswered: true, reason: reasonDeadline}
+		}
 	}
 	c := &pollCall{done: make(chan struct{})}
 	n.inflight = c
-	api, old, caches := n.api, n.state, n.caches
+	api, old, caches, misses := n.api, n.state, n.caches, n.misses
 	n.mu.Unlock()
 
-	e.sem <- struct{}{}
 	start := time.Now()
-	// The poll is not tied to any one scrape: each call is bounded by the
-	// client's request timeout, and a scrape giving up must not cancel the
-	// result others are waiting for.
-	ctx := context.Background()
+	pctx, cancel := n.pollBudget(ctx, misses)
+	defer cancel()
+	select {
+	case e.sem <- struct{}{}:
+	case <-pctx.Done():
+		res := pollResult{err: pctx.Err(), consoleAnswered: true, reason: reasonDeadline}
+		n.finish(c, nil, caches, res, time.Since(start))
+		return res
+	}
 	logger := log.With(e.logger, "node", n.name)
 	if t := n.target.String(); t != n.name {
 		logger = log.With(logger, "target", t)
@@ -91,12 +107,22 @@ func (n *nodeRuntime) pollShared(e *Exporter) pollResult {
 	}
 	opts := e.engine
 	opts.Logger = logger
-	st, rep, err := tracker.Poll(ctx, nodeConsole{api: api, node: n.target}, old, opts)
+	st, rep, err := tracker.Poll(pctx, nodeConsole{api: api, node: n.target}, old, opts)
 	res := pollResult{err: err, consoleAnswered: consoleAnswered(err)}
+	if err != nil {
+		res.reason = failureReason(pctx, err)
+	}
 	newCaches := caches
 	switch {
 	case err == nil:
-		newCaches, res.refreshErr = e.refresh(ctx, api, n, st, caches, logger)
+		newCaches, res.refreshErr = e.refresh(pctx, api, n, st, caches, logger)
+	case res.reason == reasonDeadline:
+		// Cut by the scrape's deadline: the node is down for this scrape, the
+		// others are served on time. What was read whole is kept (st), or
+		// nothing; the next poll goes on from there.
+		res.consoleAnswered = true
+		level.Warn(logger).Log("msg", "event poll cut by the scrape's deadline; the node is down for this scrape",
+			"budget", budgetOf(pctx, start), "kept", st != nil, "err", err)
 	case st != nil:
 		// The count and the listing were read, a later call failed: what
 		// was read whole is kept, the node is down for this scrape.
@@ -110,18 +136,43 @@ func (n *nodeRuntime) pollShared(e *Exporter) pollResult {
 	}
 	dur := time.Since(start)
 	<-e.sem
+	n.finish(c, st, newCaches, res, dur)
+	return res
+}
 
+// finish commits a poll's outcome and wakes the scrapes that share it.
+func (n *nodeRuntime) finish(c *pollCall, st *tracker.State, caches map[string]any, res pollResult, dur time.Duration) {
 	n.mu.Lock()
 	if st != nil {
 		n.state = st
-		n.caches = newCaches
+		n.caches = caches
+	}
+	switch {
+	case res.reason == reasonDeadline:
+		n.misses++
+	case res.err == nil:
+		n.misses = 0
+	}
+	if res.reason != "" {
+		if n.failures == nil {
+			n.failures = map[string]uint64{}
+		}
+		n.failures[res.reason]++
 	}
 	n.lastPoll = dur
 	c.res = res
 	n.inflight = nil
 	n.mu.Unlock()
 	close(c.done)
-	return res
+}
+
+// budgetOf is the time a poll had: from its start to its deadline.
+func budgetOf(ctx context.Context, start time.Time) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	return d.Sub(start).Round(time.Millisecond)
 }
 
 // view returns the node's committed state for emission.

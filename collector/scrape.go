@@ -13,9 +13,11 @@ import (
 )
 
 // collect polls the nodes of clusters concurrently (bounded by
-// Options.Concurrency, shared with concurrent scrapes), then emits per node
-// the core series and those of every enabled sub-collector.
-func (e *Exporter) collect(ch chan<- prometheus.Metric, clusters []*clusterRuntime) {
+// Options.Concurrency, shared with concurrent scrapes) within the scrape's
+// deadline (ctx), then emits per node the core series and those of every
+// enabled sub-collector. A node whose poll the deadline cut is down for
+// this scrape; the others are served on time.
+func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clusters []*clusterRuntime) {
 	type polled struct {
 		n   *nodeRuntime
 		res pollResult
@@ -29,7 +31,7 @@ func (e *Exporter) collect(ch chan<- prometheus.Metric, clusters []*clusterRunti
 			wg.Add(1)
 			go func(p *polled) {
 				defer wg.Done()
-				p.res = p.n.pollShared(e)
+				p.res = p.n.pollShared(ctx, e)
 			}(&byCluster[ci][ni])
 		}
 	}
@@ -77,6 +79,12 @@ func (e *Exporter) emitCore(ch chan<- prometheus.Metric, n *nodeRuntime, v *node
 	d := n.lastPoll
 	n.mu.Unlock()
 	v.gauge(ch, v.d.pollDuration, d.Seconds(), "")
+	n.mu.Lock()
+	failures := cloneFailures(n.failures)
+	n.mu.Unlock()
+	for _, reason := range failureReasons {
+		v.counter(ch, v.d.pollFailures, float64(failures[reason]), reason)
+	}
 	for _, label := range []string{labelDownNode, labelIndex, labelTable} {
 		if c, ok := v.st.Dropped[label]; ok {
 			v.counter(ch, v.d.dropped, float64(c), label)
@@ -115,4 +123,12 @@ func boolValue(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+func cloneFailures(m map[string]uint64) map[string]uint64 {
+	c := make(map[string]uint64, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }

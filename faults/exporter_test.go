@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -164,12 +165,24 @@ func (p *process) kill() {
 
 // get fetches path and returns status and body.
 func (p *process) get(path, user, pass string) (int, string, error) {
+	return p.request(path, user, pass, 0)
+}
+
+// getWith GETs path announcing a scrape timeout (none when 0).
+func (p *process) getWith(path string, scrapeTimeout time.Duration) (int, string, error) {
+	return p.request(path, "", "", scrapeTimeout)
+}
+
+func (p *process) request(path, user, pass string, scrapeTimeout time.Duration) (int, string, error) {
 	req, err := http.NewRequest(http.MethodGet, p.url(path), nil)
 	if err != nil {
 		return 0, "", err
 	}
 	if user != "" {
 		req.SetBasicAuth(user, pass)
+	}
+	if scrapeTimeout > 0 {
+		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(scrapeTimeout.Seconds(), 'f', -1, 64))
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
@@ -183,7 +196,14 @@ func (p *process) get(path, user, pass string) (int, string, error) {
 // metricsText scrapes /metrics and fails the test unless it answers 200.
 func (p *process) metricsText() string {
 	p.t.Helper()
-	code, body, err := p.get("/metrics", "", "")
+	return p.metricsTextWith(0)
+}
+
+// metricsTextWith is metricsText announcing a scrape timeout as Prometheus
+// does (X-Prometheus-Scrape-Timeout-Seconds; none when 0).
+func (p *process) metricsTextWith(scrapeTimeout time.Duration) string {
+	p.t.Helper()
+	code, body, err := p.getWith("/metrics", scrapeTimeout)
 	if err != nil || code != http.StatusOK {
 		p.t.Fatalf("scrape: %d %v\n%s", code, err, tail(body, 20))
 	}

@@ -62,6 +62,10 @@ type rig struct {
 	args    []string
 	exp     *process
 
+	// scrapeTimeout, when set, is announced with every scrape (Prometheus'
+	// X-Prometheus-Scrape-Timeout-Seconds).
+	scrapeTimeout time.Duration
+
 	shift    map[string]int64 // each node's ShiftClock offset, ms
 	baseline map[string]int64 // node's now at the first successful poll (counting starts after it)
 	high     map[string]int64 // node's highest now at a successful poll
@@ -193,7 +197,7 @@ func (r *rig) shiftClock(n string, d time.Duration) {
 // a scrape runs, so that now is exact. Counters must never go down.
 func (r *rig) scrape() scrape {
 	r.t.Helper()
-	return r.observe(parseMetrics(r.t, r.exp.metricsText()))
+	return r.observe(parseMetrics(r.t, r.exp.metricsTextWith(r.scrapeTimeout)))
 }
 
 func (r *rig) observe(s scrape) scrape {

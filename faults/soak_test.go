@@ -65,6 +65,14 @@ var soakFaults = []soakFault{
 	{"node decompression bomb", 1, func(s *soak) int { return s.nodeFault(simulator.Fault{Body: simulator.BodyBomb, Count: 1}, 1) }},
 	{"node endless body", 1, func(s *soak) int { return s.nodeFault(simulator.Fault{Body: simulator.BodyEndless, Count: 1}, 1) }},
 	{"node hangs", 1, func(s *soak) int { return s.nodeFault(simulator.Fault{Hang: true, Count: 1}, 1) }},
+	{"node slower than the scrape deadline", 3, func(s *soak) int {
+		// Each call answers in 0.7 s, within the console timeout (1 s);
+		// Prometheus announces 1.5 s, so the poll's second call is cut by
+		// the scrape's deadline (1 s).
+		s.r.scrapeTimeout = 1500 * time.Millisecond
+		s.clear = append(s.clear, func() { s.r.scrapeTimeout = 0 })
+		return s.nodeFault(simulator.Fault{Latency: 700 * time.Millisecond}, 1+s.rng.IntN(4))
+	}},
 	{"console down", 3, func(s *soak) int { return s.consoleFault(simulator.Fault{Down: true}, 1+s.rng.IntN(15)) }},
 	{"console 5xx burst", 3, func(s *soak) int { return s.consoleFault(simulator.Fault{Status: 502, Count: 1 + s.rng.IntN(6)}, 3) }},
 	{"tokens revoked", 4, func(s *soak) int { s.r.sim.RevokeTokens(); return 0 }},

@@ -7,6 +7,8 @@ import (
 
 var debugCase = flag.String("tracker.case", "", "feature case of TestOneSeed (TestScenarioPerFeature's names)")
 
+var seedBase = flag.Uint64("tracker.seedbase", 0, "first seed of TestSeededSchedules is this plus one (to try other schedules)")
+
 var debugSeed = flag.Uint64("tracker.seed", 0, "run only this seed of TestSeededSchedules, verbosely")
 
 func TestOneSeed(t *testing.T) {

@@ -340,7 +340,7 @@ func TestSeededSchedules(t *testing.T) {
 		n = 1000
 	}
 	var calls, polls int
-	for seed := uint64(1); seed <= uint64(n); seed++ {
+	for seed := *seedBase + 1; seed <= *seedBase+uint64(n); seed++ {
 		out := randomScenario(seed).run(t)
 		calls += out.calls
 		polls += out.polls

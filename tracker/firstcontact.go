@@ -41,7 +41,14 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 		ps := p.newSink(st, modeBaseline)
 		ps.resetAt, ps.resetSet = reset.resetAt, reset.resetSet
 		if _, err := p.con.List(ctx, Range(Desc, from, end, limit), ps); err != nil {
-			return err
+			if ctx.Err() == nil {
+				return err
+			}
+			// Cut by the scrape's deadline: what was read stands, as when
+			// the call bound is hit, so that a node that cannot be read
+			// back within one scrape still gets its baseline.
+			level.Warn(p.o.Logger).Log("msg", "look-back cut by the scrape's deadline; the window starts where it stopped", "err", err)
+			break
 		}
 		ps.end()
 		reset.resetAt, reset.resetSet = ps.resetAt, ps.resetSet

@@ -180,13 +180,18 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 	runningIn := s.runningIn(floor, end)
 	dEx := count - st.Known.countRange(floor, end) - p.sealedMid
 	dIn := dEx - runningIn
-	st.Semantics.vote(runningIn, dEx, dIn)
+	if st.Rewound == 0 || c0 >= st.Rewound {
+		// While the node's clock is behind where it was, the console no
+		// longer shows some events the engine knows: its counts are low,
+		// no evidence of what they count.
+		st.Semantics.vote(runningIn, dEx, dIn)
+	}
 	deficit := st.Semantics.deficit(dEx, dIn)
 	p.rep.Deficit = max(0, deficit)
 
 	last := info.Last
 	var failed error // a call after the listing failed: the poll is partial
-	if st.Unread.Set || st.Futile.shouldSearch(deficit, st.Semantics.mode()) {
+	if st.Unread.Set || st.Futile.shouldSearch(deficit, dIn, st.Semantics.mode()) {
 		p.rep.Searched = true
 		// A very large listing may have moved the floor (flushKnown): below
 		// it nothing can be told apart any more.
@@ -194,9 +199,11 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 		if err != nil {
 			failed = err
 		} else {
-			st.Futile.searched(deficit, found, st.Semantics.mode())
+			st.Futile.searched(deficit, dIn, found, st.Semantics.mode())
 			if found == 0 && !p.rep.Incomplete {
 				st.Semantics.futile(dEx, dIn, c0)
+			} else if found > 0 {
+				st.Semantics.found(int64(found), runningIn, dIn)
 			}
 		}
 	}

@@ -35,14 +35,17 @@ type SelfCheck struct {
 // count semantics detected end the backoff.
 type Futile struct {
 	Deficit int64          `json:"deficit"`
+	Beyond  int64          `json:"beyond"` // the deficit beyond the running events listed then
 	Streak  int            `json:"streak"`
 	Skip    int            `json:"skip"`
 	Mode    CountSemantics `json:"mode"`
 }
 
-// shouldSearch tells whether a deficit is worth a search now.
-func (f *Futile) shouldSearch(deficit int64, mode CountSemantics) bool {
-	if deficit <= 0 || mode != f.Mode {
+// shouldSearch tells whether a deficit is worth a search now; beyond is the
+// deficit less the running events listed in the window (a running event
+// that completed and left the deficit where it was does not hide a miss).
+func (f *Futile) shouldSearch(deficit, beyond int64, mode CountSemantics) bool {
+	if deficit <= 0 || mode != f.Mode || beyond > f.Beyond {
 		*f = Futile{}
 		return deficit > 0
 	}
@@ -54,14 +57,14 @@ func (f *Futile) shouldSearch(deficit int64, mode CountSemantics) bool {
 }
 
 // searched records the outcome of a search.
-func (f *Futile) searched(deficit int64, found int, mode CountSemantics) {
+func (f *Futile) searched(deficit, beyond int64, found int, mode CountSemantics) {
 	if found > 0 {
 		*f = Futile{}
 		return
 	}
 	f.Streak = min(f.Streak+1, 6)
 	f.Skip = 1 << f.Streak
-	f.Deficit, f.Mode = deficit, mode
+	f.Deficit, f.Beyond, f.Mode = deficit, beyond, mode
 }
 
 // report sets Reported from this poll's window count: the sealed books,

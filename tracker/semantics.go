@@ -41,20 +41,22 @@ func (s Semantics) mode() CountSemantics {
 
 // vote takes one poll's evidence: running is the number of running events
 // listed in the counted interval, dEx the count minus the known events,
-// dIn the same minus running too. Without misses, a console that counts
-// completed events gives dEx <= 0 (events completed between the count and
-// the listing make it negative), one that counts running events gives
-// dIn == 0 exactly; anything else (events missing, or a coincidence of
-// both) is no evidence.
+// dIn the same minus running too. A console that counts running events
+// cannot give dEx <= 0 while running events are listed: that is evidence
+// of a count of completed events. The other way, a count equal to the known
+// events plus the running ones is no evidence by itself (missing events can
+// number as many as the running ones): the search tells (found, futile).
 func (s *Semantics) vote(running, dEx, dIn int64) {
-	if running == 0 {
-		return // both semantics agree: no evidence
-	}
-	switch {
-	case dEx <= 0:
+	if running > 0 && dEx <= 0 {
 		s.move(-1)
-	case dIn == 0:
-		s.move(+1)
+	}
+}
+
+// found takes a search that found events: more than dIn of them (with
+// running events listed) cannot be if the console counts running events.
+func (s *Semantics) found(n, running, dIn int64) {
+	if running > 0 && n > dIn {
+		s.move(-1)
 	}
 }
 

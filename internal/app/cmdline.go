@@ -47,6 +47,9 @@ func (o *options) check() error {
 	if o.lateWindow < time.Minute || o.lookBack < 0 || o.lookBackCalls < 2 {
 		return fmt.Errorf("--events.late-window must be at least 1m, --events.lookback not negative and --events.lookback-calls at least 2 (got %s, %s and %d)", o.lateWindow, o.lookBack, o.lookBackCalls)
 	}
+	if o.timeoutOffset < 0 || o.timeoutOffset > time.Minute {
+		return fmt.Errorf("--scrape.timeout-offset must be between 0 and 1m (got %s)", o.timeoutOffset)
+	}
 	if o.concurrency < 1 || o.maxLabelValues < 1 {
 		return fmt.Errorf("--scrape.concurrency and --label.max-values must be at least 1 (got %d and %d)", o.concurrency, o.maxLabelValues)
 	}

@@ -32,6 +32,7 @@ type options struct {
 	demo           bool
 	stateFile      string
 	concurrency    int
+	timeoutOffset  time.Duration
 	probeOnly      bool
 	maxLabelValues int
 	lateWindow     time.Duration
@@ -67,6 +68,8 @@ func newCommandLine() (*kingpin.Application, *options) {
 		Default(strconv.Itoa(tracker.DefaultLookBackCalls)).IntVar(&o.lookBackCalls)
 	app.Flag("scrape.concurrency", "Number of nodes polled at once (a scrape lasts about as long as the slowest node while every node has a slot).").
 		Default(strconv.Itoa(collector.DefaultConcurrency)).IntVar(&o.concurrency)
+	app.Flag("scrape.timeout-offset", "Subtracted from the scrape timeout Prometheus announces (X-Prometheus-Scrape-Timeout-Seconds) to get the deadline of a scrape's polls; a node not done by then is down for that scrape. Without the header the deadline is 10s less this offset.").
+		Default("500ms").DurationVar(&o.timeoutOffset)
 	app.Flag("scrape.probe-only", "Poll nodes only through /probe (sharded replicas, docs/scaling.md): /metrics then serves the exporter's own metrics and calls no node.").
 		BoolVar(&o.probeOnly)
 	app.Flag("label.max-values", "Maximum number of distinct values per node of the table, index and down-node labels.").

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,7 +17,7 @@ import (
 // nothing of one probe leaks into another. target is the node's name or
 // host:port; module the cluster's name (absent with the single-cluster
 // form). Polls are shared with /metrics, so both can be scraped safely.
-func probeHandler(exp *collector.Exporter, afterCollect func(), logger log.Logger) http.HandlerFunc {
+func probeHandler(exp *collector.Exporter, afterCollect func(), offset time.Duration, logger log.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		target, module := q.Get("target"), q.Get("module")
@@ -24,7 +25,9 @@ func probeHandler(exp *collector.Exporter, afterCollect func(), logger log.Logge
 			http.Error(w, "The target parameter is missing: /probe?target=<node name or host:port>&module=<cluster>.", http.StatusBadRequest)
 			return
 		}
-		c, ok := exp.NodeCollector(module, target)
+		ctx, cancel := scrapeContext(r, offset)
+		defer cancel()
+		c, ok := exp.NodeCollector(ctx, module, target)
 		if !ok {
 			http.Error(w, fmt.Sprintf("Unknown target %q in module %q: probe only nodes of the configuration (see /config).", target, module), http.StatusBadRequest)
 			return

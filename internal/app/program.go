@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/go-kit/log"
@@ -25,6 +26,9 @@ type program struct {
 	state    *stateFile // nil without --events.state-file
 	demo     *demo.Demo // nil without --demo
 	handler  http.Handler
+	// nodes gathers the nodes' metrics within a scrape's deadline (nothing
+	// with --scrape.probe-only).
+	nodes func(context.Context) prometheus.Gatherer
 }
 
 // newProgram builds everything and loads the configuration; an error is a
@@ -60,18 +64,22 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	}
 	afterCollect := func() {}
 	var state *stateFile
-	var nodes prometheus.Collector = exporter // what /metrics polls
 	if o.stateFile != "" {
 		state = newStateFile(o.stateFile, exporter, func() []collector.Cluster { return applied }, log.With(logger, "component", "state"))
-		nodes = savingCollector{exporter, state.saveAfterCollect}
 		afterCollect = state.saveAfterCollect
 	}
-	// With --scrape.probe-only, Prometheus shards the nodes across replicas
+	// What /metrics polls, within a scrape's deadline. With
+	// --scrape.probe-only, Prometheus shards the nodes across replicas
 	// through /probe; a /metrics that polled every node would have each
 	// replica poll them all again at every scrape.
-	if !o.probeOnly {
-		p.reg.MustRegister(nodes)
+	nodes := func(ctx context.Context) prometheus.Gatherer {
+		reg := prometheus.NewRegistry()
+		if !o.probeOnly {
+			reg.MustRegister(savingCollector{exporter.Scrape(ctx), afterCollect})
+		}
+		return reg
 	}
+	p.nodes = nodes
 	// The API call metrics live in a registry gathered after the main one
 	// (inOrder gathers in order), so a scrape shows the calls it made
 	// itself; in the same registry they would be read while the polls run.
@@ -98,8 +106,9 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		}
 		p.state = state // from now on, close saves it
 	}
-	probe := probeHandler(exporter, afterCollect, logger)
-	p.handler, err = newHandler(p.reg, inOrder{p.reg, apiReg}, o.telemetryPath, p.reloader, probe, logger)
+	probe := probeHandler(exporter, afterCollect, o.timeoutOffset, logger)
+	gather := func(ctx context.Context) prometheus.Gatherer { return inOrder{p.reg, nodes(ctx), apiReg} }
+	p.handler, err = newHandler(p.reg, gather, o.timeoutOffset, o.telemetryPath, p.reloader, probe, logger)
 	return p, err
 }
 
@@ -108,7 +117,10 @@ func (p *program) started() {
 	level.Info(p.logger).Log("msg", "starting "+Name, "version", version.Info(), "build_context", version.BuildContext())
 	if p.demo != nil {
 		// First contact now, so the demo's opening events are counted.
-		if _, err := p.reg.Gather(); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), collector.DefaultScrapeBudget)
+		_, err := p.nodes(ctx).Gather()
+		cancel()
+		if err != nil {
 			level.Warn(p.logger).Log("msg", "demo: first scrape", "err", err)
 		}
 		p.demo.Play()

@@ -1,9 +1,11 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -13,12 +15,18 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 )
 
-// newHandler routes the exporter's HTTP endpoints. /metrics serves
-// gatherer; reg receives the metrics of the /metrics handler itself.
-func newHandler(reg prometheus.Registerer, gatherer prometheus.Gatherer, metricsPath string, r *reloader, probe http.Handler, logger log.Logger) (http.Handler, error) {
+// newHandler routes the exporter's HTTP endpoints. /metrics serves what
+// gather gives for the scrape's deadline (scrapeContext, offset);
+// reg receives the metrics of the /metrics handler itself.
+func newHandler(reg prometheus.Registerer, gather func(context.Context) prometheus.Gatherer, offset time.Duration, metricsPath string, r *reloader, probe http.Handler, logger log.Logger) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/probe", fastGzip(probe))
-	metrics := promhttp.HandlerFor(gatherer, expositionOpts(logger))
+	opts := expositionOpts(logger)
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		ctx, cancel := scrapeContext(req, offset)
+		defer cancel()
+		promhttp.HandlerFor(gather(ctx), opts).ServeHTTP(w, req)
+	})
 	mux.Handle(metricsPath, newGCAfterScrapes().wrap(promhttp.InstrumentMetricHandler(reg, fastGzip(metrics))))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "Healthy.\n")
