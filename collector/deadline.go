@@ -23,6 +23,13 @@ const (
 	minShortBudget  = time.Second
 )
 
+// partialsBeforeKeep is how many polls in a row that failed after their
+// count and listing apply nothing; the next one keeps what it read whole.
+// A failed poll applies nothing, as a rule: only a node whose polls keep
+// failing mid-way (a console that fails a call in ten, and a search of
+// hundreds of calls) would otherwise never catch up.
+const partialsBeforeKeep = 3
+
 // Reasons of indexima_exporter_node_poll_failures_total: the labels of the
 // counter, a fixed vocabulary.
 const (

@@ -32,9 +32,11 @@ type nodeRuntime struct {
 	inflight *pollCall
 	lastPoll time.Duration
 	// misses counts the polls in a row cut by the scrape's deadline;
-	// failures counts failed polls by reason (failureReasons).
+	// failures counts failed polls by reason (failureReasons); partials
+	// counts the polls in a row that failed after their count and listing.
 	misses   int
 	failures map[string]uint64
+	partials int
 }
 
 // pollCall is a poll shared by every scrape that arrives while it runs.
@@ -85,7 +87,7 @@ func (n *nodeRuntime) pollShared(ctx context.Context, e *Exporter) pollResult {
 	}
 	c := &pollCall{done: make(chan struct{})}
 	n.inflight = c
-	api, old, caches, misses := n.api, n.state, n.caches, n.misses
+	api, old, caches, misses, partials := n.api, n.state, n.caches, n.misses, n.partials
 	n.mu.Unlock()
 
 	start := time.Now()
@@ -113,20 +115,32 @@ func (n *nodeRuntime) pollShared(ctx context.Context, e *Exporter) pollResult {
 		res.reason = failureReason(pctx, err)
 	}
 	newCaches := caches
+	if res.reason == reasonDeadline {
+		res.consoleAnswered = true
+	}
 	switch {
 	case err == nil:
 		newCaches, res.refreshErr = e.refresh(pctx, api, n, st, caches, logger)
-	case res.reason == reasonDeadline:
+	case res.reason == reasonDeadline && (st == nil || partials < partialsBeforeKeep):
 		// Cut by the scrape's deadline: the node is down for this scrape, the
-		// others are served on time. What was read whole is kept (st), or
-		// nothing; the next poll goes on from there.
-		res.consoleAnswered = true
-		level.Warn(logger).Log("msg", "event poll cut by the scrape's deadline; the node is down for this scrape",
-			"budget", budgetOf(pctx, start), "kept", st != nil, "err", err)
+		// others are served on time; nothing of the poll is applied, the
+		// cursor stays where it was.
+		st = nil
+		level.Warn(logger).Log("msg", "event poll cut by the scrape's deadline; the node is down for this scrape, nothing of the poll applied",
+			"budget", budgetOf(pctx, start), "err", err)
+	case st != nil && partials < partialsBeforeKeep:
+		// The count and the listing were read, a later call failed (a page
+		// of a search): nothing of the poll is applied, the next one reads
+		// the same events again.
+		st = nil
+		level.Warn(logger).Log("msg", "event poll failed mid-way; nothing of it applied, cursor unchanged", "err", err)
 	case st != nil:
-		// The count and the listing were read, a later call failed: what
-		// was read whole is kept, the node is down for this scrape.
-		level.Warn(logger).Log("msg", "event poll cut short; what was read whole is kept", "err", err)
+		// The same again, several polls in a row: a console that fails a
+		// call now and then, and a search too long to get through between
+		// two failures. What was read whole is kept (each page applies all
+		// or nothing), so that the node catches up.
+		level.Warn(logger).Log("msg", "event poll failed mid-way again; what was read whole is kept so that the node catches up",
+			"failed_in_a_row", partials+1, "err", err)
 	default:
 		level.Warn(logger).Log("msg", "event poll failed; nothing of it applied, cursor unchanged", "err", err)
 	}
@@ -146,6 +160,12 @@ func (n *nodeRuntime) finish(c *pollCall, st *tracker.State, caches map[string]a
 	if st != nil {
 		n.state = st
 		n.caches = caches
+	}
+	switch {
+	case res.err == nil || st != nil:
+		n.partials = 0
+	case errors.As(res.err, new(*tracker.PartialError)):
+		n.partials++
 	}
 	switch {
 	case res.reason == reasonDeadline:

@@ -60,10 +60,12 @@ func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Repo
 }
 
 // PartialError is a poll whose count and listing were read but whose
-// search, look-ups or full check failed: Poll then returns the state as it
-// stands with what was read whole (each page of a search applies all or
-// nothing), which the caller keeps; what is still missing is found by the
-// next polls. The node is still down for this poll (the error is the
+// search, look-ups or full check failed: Poll then also returns the state
+// with what was read whole (each page of a search applies all or nothing),
+// which a caller may keep rather than drop (so that a node whose polls keep
+// failing mid-way still catches up; the exporter keeps it only then); what
+// is still missing is found by the next polls, whose count of the window
+// shows it. The node is down for this poll either way (the error is the
 // node's).
 type PartialError struct{ Err error }
 
