@@ -82,8 +82,12 @@ func (e *Exporter) emitCore(ch chan<- prometheus.Metric, n *nodeRuntime, v *node
 	n.mu.Lock()
 	failures := cloneFailures(n.failures)
 	n.mu.Unlock()
+	// A reason's series appears at its first failure: seven series at 0
+	// per node would be most of the cost of this counter.
 	for _, reason := range failureReasons {
-		v.counter(ch, v.d.pollFailures, float64(failures[reason]), reason)
+		if c, ok := failures[reason]; ok {
+			v.counter(ch, v.d.pollFailures, float64(c), reason)
+		}
 	}
 	for _, label := range []string{labelDownNode, labelIndex, labelTable} {
 		if c, ok := v.st.Dropped[label]; ok {

@@ -71,16 +71,32 @@ func (s *Simulator) answer(n *node, q listingQuery, now int64, scratch []Event) 
 
 // count is the answer of event/count: the completed events with
 // start <= date <= end at the node's now (and the running ones with
-// CountRunning). Caller holds n.mu.
+// CountRunning). The events in range are two binary searches; those not yet
+// completed are among the few still open (runningAt keeps them), so a count
+// over a long window costs no scan of it. Caller holds n.mu.
 func (s *Simulator) count(n *node, lo, hi, now int64) int64 {
 	hi = min(hi, now)
-	var count int64
-	if lo <= hi {
-		from, to := n.lowerBound(lo), n.upperBound(hi)
-		for i := from; i < to; i++ {
-			if s.cfg.CountRunning || n.log[i].CompletedAt <= now {
-				count++
+	if lo > hi {
+		return 0
+	}
+	count := int64(n.upperBound(hi) - n.lowerBound(lo))
+	if s.cfg.CountRunning {
+		return count
+	}
+	if now < n.watermark {
+		// The node's clock went back: open no longer holds every event
+		// that is not completed; scan the range.
+		for i, to := n.lowerBound(lo), n.upperBound(hi); i < to; i++ {
+			if n.log[i].CompletedAt > now {
+				count--
 			}
+		}
+		return count
+	}
+	n.runningAt(now) // prunes open to the events not completed by now
+	for _, ev := range n.open {
+		if ev.Date >= lo && ev.Date <= hi && ev.CompletedAt > now {
+			count--
 		}
 	}
 	return count

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +72,10 @@ func TestReadmeMetricTableMatchesExposition(t *testing.T) {
 	}
 	gather()
 	n := c.sim.Nodes()
+	// A failed poll (its reason's series appears at the first failure).
+	c.sim.SetNodeFault(n[1], simulator.Fault{Status: 502, Count: 1})
+	c.advance(time.Second)
+	gather()
 	c.sim.ReportNodeDown(n[0], n[1])
 	c.sim.MemoryLowEpisode(n[0], c.sim.Indexes(n[0])[:2]...)
 	c.sim.StopCluster()
