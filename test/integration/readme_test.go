@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 )
 
 // The README is the user's contract: its flag list and its metric table must
