@@ -69,7 +69,7 @@ func newDescs(withCluster bool) *descs {
 		metadataUpgraded: node(namespace+"_metadata_tables_upgraded_total",
 			"Tables upgraded by metadata saves, the sum of the numbers in the comments of counted SAVE_METADATA events."),
 		clockLag: node(namespace+"_node_clock_lag_seconds",
-			"How far the node's clock is behind the console's (negative: ahead), estimated as the smallest `last` minus newest event date of the node's listings over the last hour; events dated more than indexima_events_late_window_seconds behind `last` can be lost."),
+			"How far the node's clock is behind the console's (negative: ahead), estimated as the smallest `last` minus the start of an event seen for the first time, over the last hour (absent until the node shows an event); events dated more than indexima_events_late_window_seconds behind `last` can be lost."),
 		lateWindow: node(namespace+"_events_late_window_seconds",
 			"The late window: an event that becomes visible dated up to this far behind the cursor (listed only once completed, or dated by a lagging node clock) is still counted exactly once (--events.late-window)."),
 		countSemantics: node(namespace+"_event_count_semantics",

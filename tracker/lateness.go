@@ -11,9 +11,10 @@ type Lateness struct {
 	// A lastevents listing that starts that far back finds such events
 	// without a search.
 	Need [lateSlots]slotValue `json:"need"`
-	// Lag holds per slot the smallest `last` minus the newest event date of
-	// a listing: an upper bound of how far the node's clock is behind the
-	// console's (negative: ahead), close to it whenever the node is busy.
+	// Lag holds per slot the smallest `last` minus the start of an event a
+	// listing showed for the first time: an upper bound of how far the
+	// node's clock is behind the console's (negative: ahead), close to it
+	// whenever the node is busy.
 	Lag      [lateSlots]slotValue `json:"lag"`
 	LagMS    int64                `json:"lag_ms"` // latest estimate
 	LagKnown bool                 `json:"lag_known"`

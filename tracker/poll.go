@@ -220,8 +220,8 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 	if s.maxNeed > 0 {
 		st.Lateness.noteNeed(last, s.maxNeed)
 	}
-	if newest, ok := s.newest(); ok {
-		st.Lateness.noteLag(last, last-newest)
+	if s.newestSet {
+		st.Lateness.noteLag(last, last-s.newest)
 	}
 	if failed == nil {
 		failed = p.vanished(ctx, st, s, from)
@@ -237,19 +237,6 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 		return &PartialError{Err: failed}
 	}
 	return nil
-}
-
-// newest is the newest date the listing showed (completed or running).
-func (s *sink) newest() (int64, bool) {
-	switch {
-	case s.reqs > 0 && s.anyRunningDated:
-		return max(s.maxDate, s.newestRunning), true
-	case s.reqs > 0:
-		return s.maxDate, true
-	case s.anyRunningDated:
-		return s.newestRunning, true
-	}
-	return 0, false
 }
 
 // countEnd is the end of the counted window: past `last` and past every

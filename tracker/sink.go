@@ -30,10 +30,14 @@ type sink struct {
 	runningKeys     map[string]*runningSeen // runnings by pending key (bounded by pendingCap)
 	running         map[string]int          // runnings by event label
 	runningDates    []int64                 // start dates of the runnings (bounded by pendingCap)
-	runnings        int
-	overflow        bool // more runnings than could be tracked
-	newestRunning   int64
-	anyRunningDated bool
+	runnings int
+	overflow bool // more runnings than could be tracked
+	// newest is the latest date of what the listing shows for the first
+	// time (an event counted, a running event not seen before): how far it
+	// is behind `last` tells the node's clock lag (old events read again
+	// would not).
+	newest    int64
+	newestSet bool
 }
 
 type sinkMode int
@@ -95,6 +99,7 @@ func (s *sink) Event(e Event) error {
 	if isNew {
 		st.countEvent(e, lim)
 		s.fresh++
+		s.noteNewest(e.Date)
 		if !waited && e.Date < s.lateBefore {
 			s.maxNeed = max(s.maxNeed, s.cursor-e.Date)
 		}
@@ -127,10 +132,10 @@ func (s *sink) baselineEvent(e Event) {
 func (s *sink) Running(e Event) error {
 	s.runnings++
 	s.running[s.st.typeLabel(e.Type, s.p.o.Limits.MaxEventTypes)]++
-	if !s.anyRunningDated || e.Date > s.newestRunning {
-		s.newestRunning, s.anyRunningDated = e.Date, true
-	}
 	key := pendingKey(e.Type, e.Date, e.Comment)
+	if _, seen := s.st.Pending[key]; !seen {
+		s.noteNewest(e.Date)
+	}
 	if r, ok := s.runningKeys[key]; ok {
 		r.n++
 		s.runningDates = append(s.runningDates, e.Date)
@@ -199,4 +204,10 @@ func (b *staged) commit() {
 		_ = b.s.Running(e)
 	}
 	b.s.end()
+}
+
+func (s *sink) noteNewest(date int64) {
+	if !s.newestSet || date > s.newest {
+		s.newest, s.newestSet = date, true
+	}
 }
