@@ -21,17 +21,17 @@ type sink struct {
 	resp response
 
 	// Summaries of reqs.
-	reqs, fresh     int
-	minDate         int64
-	maxDate         int64
-	maxNeed         int64 // largest lateness of a new event not waited for
-	maxDuration     int64 // longest duration of the listing's events
-	baselineDates   []int64
-	runningKeys     map[string]*runningSeen // runnings by pending key (bounded by pendingCap)
-	running         map[string]int          // runnings by event label
-	runningDates    []int64                 // start dates of the runnings (bounded by pendingCap)
-	runnings int
-	overflow bool // more runnings than could be tracked
+	reqs, fresh   int
+	minDate       int64
+	maxDate       int64
+	maxNeed       int64 // largest lateness of a new event not waited for
+	maxDuration   int64 // longest duration of the listing's events
+	baselineDates []int64
+	runningKeys   map[string]*runningSeen // runnings by pending key (bounded by pendingCap)
+	running       map[string]int          // runnings by event label
+	runningDates  []int64                 // start dates of the runnings (bounded by pendingCap)
+	runnings      int
+	overflow      bool // more runnings than could be tracked
 	// newest is the latest date of what the listing shows for the first
 	// time (an event counted, a running event not seen before): how far it
 	// is behind `last` tells the node's clock lag (old events read again
