@@ -7,10 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // TestVersionFromBuildInfo builds the exporter the way a new user does: a
@@ -19,7 +20,8 @@ import (
 // revision, time and modified flag that Go stamped into the binary (what
 // `go version -m` reads back), not an empty version and "unknown".
 //
-// The clone is made here because Go stamps VCS information only in a
+// The clone (testkit.CloneWorkingTree: the code under test, uncommitted
+// changes included) is made because Go stamps VCS information only in a
 // checkout whose .git is a directory (not in a `git worktree`), and the
 // build sets GOFLAGS=-buildvcs=true because a machine-wide GOFLAGS may turn
 // stamping off: the test is about what Go does by default.
@@ -29,26 +31,17 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	_, self, _, _ := runtime.Caller(0)
-	repo := filepath.Dir(filepath.Dir(filepath.Dir(self)))
-	if _, err := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "HEAD").Output(); err != nil {
-		t.Skipf("%s is not a git checkout (%v): there is no revision to stamp", repo, err)
-	}
-	clone := filepath.Join(t.TempDir(), "src")
-	if out, err := exec.CommandContext(ctx, "git", "clone", "--quiet", repo, clone).CombinedOutput(); err != nil {
-		t.Fatalf("git clone: %v\n%s", err, out)
-	}
+	clone := testkit.CloneWorkingTree(t, ctx)
 	head, err := exec.CommandContext(ctx, "git", "-C", clone, "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The code under test is the working tree's, uncommitted changes included.
-	overlayWorkingTree(t, ctx, repo, clone)
 	status, err := exec.CommandContext(ctx, "git", "-C", clone, "status", "--porcelain").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantModified := fmt.Sprint(len(status) > 0)
+
 	build := func(out string) map[string]string {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
@@ -150,47 +143,4 @@ func stampedBuildInfo(t *testing.T, ctx context.Context, bin string) map[string]
 		}
 	}
 	return stamped
-}
-
-// overlayWorkingTree copies repo's working tree (tracked files and untracked
-// ones git does not ignore) over clone, and removes there the files deleted
-// in it, so that clone builds exactly the code under test.
-func overlayWorkingTree(t *testing.T, ctx context.Context, repo, clone string) {
-	t.Helper()
-	out, err := exec.CommandContext(ctx, "git", "-C", repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
-	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
-	}
-	for _, rel := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
-		src, dst := filepath.Join(repo, rel), filepath.Join(clone, rel)
-		fi, err := os.Lstat(src)
-		if os.IsNotExist(err) {
-			os.Remove(dst)
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			target, err := os.Readlink(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			os.Remove(dst)
-			if err := os.Symlink(target, dst); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		data, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, data, fi.Mode().Perm()); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
