@@ -5,7 +5,8 @@
 #   apt:  prometheus (promtool), prometheus-alertmanager (amtool), buildah (image
 #         test), docker-compose (validates deploy/docker-compose without a daemon),
 #         systemd (systemd-analyze verify of deploy/systemd)
-#   Go:   helm, kubeconform and govulncheck at pinned versions, and Prometheus
+#   Go:   helm, kubeconform, govulncheck, jsonnet and jsonnetfmt (the
+#         monitoring mixin) and Grafana's dashboard-linter at pinned versions, and Prometheus
 #         3.15.0 with its promtool (module github.com/prometheus/prometheus
 #         v0.315.0, installed as prometheus3 and promtool3 next to Debian's
 #         2.42, so that the rules and the e2e run on both lines), built into a
@@ -23,6 +24,7 @@ set -euo pipefail
 HELM_VERSION=v3.22.0
 KUBECONFORM_VERSION=v0.8.0
 GOVULNCHECK_VERSION=v1.9.0 # scripts/vulncheck.sh checks the same version
+JSONNET_VERSION=v0.22.0    # mixin/mixin_test.go checks the same version
 TOOLS_BIN="${INDEXIMA_TOOLS_BIN:-$HOME/.cache/indexima_exporter/tools/bin}"
 
 log() { printf 'install-test-deps: %s\n' "$*"; }
@@ -80,6 +82,8 @@ ensure_tool() {
 ensure_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 ensure_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
 ensure_tool govulncheck golang.org/x/vuln/cmd/govulncheck "$GOVULNCHECK_VERSION"
+ensure_tool jsonnet github.com/google/go-jsonnet/cmd/jsonnet "$JSONNET_VERSION"
+ensure_tool jsonnetfmt github.com/google/go-jsonnet/cmd/jsonnetfmt "$JSONNET_VERSION"
 
 # ---- Prometheus 3 from the module proxy ------------------------------------------
 # `go install github.com/prometheus/prometheus/cmd/prometheus@v0.315.0` is refused
@@ -135,5 +139,39 @@ ensure_prometheus3() {
 }
 
 ensure_prometheus3
+
+# ---- Grafana's dashboard-linter --------------------------------------------------
+# Its tagged v0.2.0 resolves but does not build here: one of its dependencies
+# (github.com/grafana/grafana/apps/dashboard) is refused by the module proxy.
+# This pseudo-version (2024-12-24) builds, with the scratch-module recipe and
+# GONOSUMDB for the linter itself, whose checksum the checksum database lacks.
+# About 2.5 minutes cold on 2 cores.
+DASHBOARD_LINTER_MODULE=github.com/grafana/dashboard-linter
+DASHBOARD_LINTER_VERSION=v0.0.0-20241224134444-1765d94aec4a # dashboards/lint_test.go checks the same version
+
+ensure_dashboard_linter() {
+	local want=$DASHBOARD_LINTER_VERSION bin="$TOOLS_BIN/dashboard-linter"
+	if [ -x "$bin" ] && [ "$(dep_version "$bin" "$DASHBOARD_LINTER_MODULE")" = "$want" ]; then
+		log "go: dashboard-linter ($DASHBOARD_LINTER_MODULE $want) present ($bin)"
+		return
+	fi
+	log "go: building dashboard-linter ($DASHBOARD_LINTER_MODULE $want) into $TOOLS_BIN (about 2.5 minutes cold on 2 cores)"
+	local scratch
+	scratch=$(mktemp -d)
+	(
+		cd "$scratch"
+		go mod init indexima-test-deps/dashboard-linter >/dev/null 2>&1
+		GONOSUMDB=$DASHBOARD_LINTER_MODULE go get -tool "$DASHBOARD_LINTER_MODULE@$want"
+		go build -o "$bin.tmp" "$DASHBOARD_LINTER_MODULE"
+	) || { rm -rf "$scratch"; log "go: building dashboard-linter $want failed" >&2; exit 1; }
+	rm -rf "$scratch"
+	mv "$bin.tmp" "$bin"
+	if [ "$(dep_version "$bin" "$DASHBOARD_LINTER_MODULE")" != "$want" ]; then
+		log "go: $bin does not record $DASHBOARD_LINTER_MODULE $want" >&2
+		exit 1
+	fi
+}
+
+ensure_dashboard_linter
 
 log "done; tools in $TOOLS_BIN"
