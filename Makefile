@@ -2,20 +2,61 @@
 # missing, then vets and runs every test, fuzz seed corpora included.
 GO ?= go
 BINARY := indexima_exporter
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The version being built: the VERSION file (the top entry of CHANGELOG.md and
+# the Helm chart's appVersion, which a test keeps equal); override it on the
+# command line, e.g. make release VERSION=0.2.0.
+VERSION ?= $(shell cat VERSION)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BRANCH ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
 VERSION_PKG := github.com/prometheus/common/version
+# No build user, host or clock in a binary: the build date is the commit's.
+BUILD_DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d-%H:%M:%S 2>/dev/null)
 LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION) \
-	-X $(VERSION_PKG).Branch=$(BRANCH) -X $(VERSION_PKG).BuildUser=$(shell id -un)@$(shell hostname) \
-	-X $(VERSION_PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+	-X $(VERSION_PKG).Branch=$(BRANCH) -X $(VERSION_PKG).BuildDate=$(BUILD_DATE)
 
-.PHONY: all build test test-deps vet fmt-check vulncheck demo fuzz
+# Release archives and images (scripts/release, scripts/image.sh).
+PLATFORMS ?= all
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+BUILD_DIR ?= .build
+DIST_DIR ?= dist
+IMAGE ?= localhost/indexima_exporter:$(VERSION)
+
+.PHONY: all build test test-deps vet fmt-check vulncheck demo fuzz release crossbuild image mixin chart
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BINARY) .
+
+# Reproducible archives (binary, LICENSE, README.md, indexima.example.yml) for
+# every platform, and sha256sums.txt, into $(DIST_DIR):
+#   make release VERSION=0.1.0
+release:
+	$(GO) run ./scripts/release -version "$(VERSION)" -platforms "$(PLATFORMS)" \
+		-build-dir "$(BUILD_DIR)" -dist-dir "$(DIST_DIR)"
+
+# The binaries alone, in $(BUILD_DIR)/<os>-<arch>/, where the Dockerfile
+# copies them from: make crossbuild PLATFORMS=linux/amd64
+crossbuild:
+	$(GO) run ./scripts/release -version "$(VERSION)" -platforms "$(PLATFORMS)" \
+		-build-dir "$(BUILD_DIR)" -binaries-only
+
+# The linux/amd64 and linux/arm64 images from the cross-built binaries, in
+# one manifest list $(IMAGE), with buildah (push it with
+# `buildah manifest push --all $(IMAGE) docker://REGISTRY/NAME:TAG`).
+image:
+	$(MAKE) crossbuild PLATFORMS="$(IMAGE_PLATFORMS)"
+	IMAGE="$(IMAGE)" VERSION="$(VERSION)" REVISION="$(REVISION)" BUILD_DIR="$(BUILD_DIR)" \
+		PLATFORMS="$(IMAGE_PLATFORMS)" ./scripts/image.sh
+
+# Renders the monitoring mixin (mixin/) into the shipped rule file and
+# dashboards; a test fails when they differ from it.
+mixin:
+	./scripts/render-mixin.sh .
+
+# The Helm chart as an archive in $(DIST_DIR); its appVersion is VERSION.
+chart:
+	helm package --app-version "$(VERSION)" --destination "$(DIST_DIR)" deploy/helm/indexima-exporter
 
 demo:
 	$(GO) run . --demo

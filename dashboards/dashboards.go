@@ -1,6 +1,6 @@
 // Package dashboards holds the Grafana dashboards of indexima_exporter (the
 // JSON files beside this file, ready for Grafana's file provisioning, see
-// provisioning/) and the code that reads their PromQL queries, which the
+// provisioning/; rendered from the monitoring mixin in ../mixin) and the code that reads their PromQL queries, which the
 // tests use to prove every query parses, names only metrics the exporter
 // exposes, and returns data from a real Prometheus (e2e/).
 package dashboards
@@ -121,6 +121,25 @@ func (d Dashboard) Queries() []Query {
 		if expr, ok := VariableExpr(VariableQuery(v)); ok {
 			out = append(out, Query{Dashboard: d.File, Where: fmt.Sprintf("variable %v", v["name"]), Expr: expr})
 		}
+	}
+	return out
+}
+
+// Annotations returns the PromQL expression of every annotation of d that
+// queries Prometheus (Grafana's built-in one has none). They mark events on
+// the time series panels: a query has data only around an event, so unlike
+// Queries they return nothing on a quiet cluster.
+func (d Dashboard) Annotations() []Query {
+	a, _ := d.Model["annotations"].(map[string]any)
+	list, _ := a["list"].([]any)
+	var out []Query
+	for _, item := range list {
+		am, _ := item.(map[string]any)
+		expr, _ := am["expr"].(string)
+		if am["builtIn"] != nil || strings.TrimSpace(expr) == "" {
+			continue
+		}
+		out = append(out, Query{Dashboard: d.File, Where: fmt.Sprintf("annotation %q", am["name"]), Expr: expr})
 	}
 	return out
 }

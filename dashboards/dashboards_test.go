@@ -28,8 +28,9 @@ func loadAll(t *testing.T) []Dashboard {
 	return ds
 }
 
-// substituted returns every query of the dashboards with Grafana variables
-// replaced by the values a query gets when "All" is selected.
+// substituted returns every query of the dashboards, annotations included,
+// with Grafana variables replaced by the values a query gets when "All" is
+// selected.
 func substituted(t *testing.T, ds []Dashboard) []Query {
 	t.Helper()
 	vals := AllValues(ds)
@@ -38,7 +39,7 @@ func substituted(t *testing.T, ds []Dashboard) []Query {
 	}
 	var out []Query
 	for _, d := range ds {
-		for _, q := range d.Queries() {
+		for _, q := range append(d.Queries(), d.Annotations()...) {
 			expr, err := Substitute(q.Expr, vals)
 			if err != nil {
 				t.Errorf("%s %s: %v", q.Dashboard, q.Where, err)
@@ -170,7 +171,7 @@ var equalityWithVariable = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*\s*!?=\s*"[
 
 func TestDashboardVariablesInRegexMatchers(t *testing.T) {
 	for _, d := range loadAll(t) {
-		for _, q := range d.Queries() {
+		for _, q := range append(d.Queries(), d.Annotations()...) {
 			if m := equalityWithVariable.FindString(q.Expr); m != "" {
 				t.Errorf("%s %s: %q puts a variable in an equality matcher; use =~ so that All (.*) and a missing label match", q.Dashboard, q.Where, m)
 			}

@@ -1,7 +1,12 @@
 package deploy
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"encoding/base64"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 const chartDir = "deploy/helm/indexima-exporter"
@@ -45,7 +52,7 @@ func TestHelmDefaultRender(t *testing.T) {
 	objs := helmTemplate(t, nil)
 	kinds := requireValid(t, kubeconform(t, toYAML(t, objs...)))
 	requireKinds(t, kinds, "Deployment", "Service", "ConfigMap", "ServiceAccount")
-	for _, k := range []string{"Secret", "ServiceMonitor", "PrometheusRule"} {
+	for _, k := range []string{"Secret", "ServiceMonitor", "PrometheusRule", "PersistentVolumeClaim"} {
 		if kinds[k] != 0 {
 			t.Errorf("default values render a %s; it must be opt-in", k)
 		}
@@ -56,6 +63,176 @@ func TestHelmDefaultRender(t *testing.T) {
 	if got := dig(w, "spec", "template", "spec", "containers", 0, "image"); got != "registry.example.com/monitoring/indexima_exporter:0.1.0" {
 		t.Errorf("image = %v, want the chart appVersion as tag", got)
 	}
+	if s := dig(w, "spec", "strategy"); s != nil {
+		t.Errorf("default strategy %v, want Kubernetes' default (rolling update) without a claim", s)
+	}
+}
+
+// TestHelmStateFileOnPersistentVolumeClaim: with persistence the state
+// file lives on a claim the chart creates, so that events during a
+// rescheduling are counted after it, and the Deployment recreates its pod
+// rather than rolling it: never two pods on one claim.
+func TestHelmStateFileOnPersistentVolumeClaim(t *testing.T) {
+	valuesFile := filepath.Join(repoRoot(t), chartDir, "ci", "persistence-values.yaml")
+	objs := helmTemplate(t, []string{valuesFile})
+	kinds := requireValid(t, kubeconform(t, toYAML(t, objs...)))
+	requireKinds(t, kinds, "Deployment", "PersistentVolumeClaim")
+	w := find(t, objs, "Deployment", "release-indexima-exporter")
+	checkHardened(t, w)
+	if dig(w, "spec", "strategy", "type") != "Recreate" || dig(w, "spec", "replicas") != 1 {
+		t.Errorf("strategy %v, replicas %v: want Recreate and 1 with a claim", dig(w, "spec", "strategy"), dig(w, "spec", "replicas"))
+	}
+	pvc := find(t, objs, "PersistentVolumeClaim", "release-indexima-exporter-state")
+	if dig(pvc, "spec", "resources", "requests", "storage") != "128Mi" || dig(pvc, "spec", "storageClassName") != "standard" ||
+		fmt.Sprint(dig(pvc, "spec", "accessModes")) != "[ReadWriteOnce]" {
+		t.Errorf("claim spec %v: want the values' size, class and ReadWriteOnce", dig(pvc, "spec"))
+	}
+	if dig(pvc, "metadata", "annotations", "helm.sh/resource-policy") != "keep" {
+		t.Errorf("claim annotations %v: want the values'", dig(pvc, "metadata", "annotations"))
+	}
+	checkStateOnClaim(t, w, "release-indexima-exporter-state")
+}
+
+// checkStateOnClaim: the state file's directory is the claim's volume.
+func checkStateOnClaim(t *testing.T, w object, claim string) {
+	t.Helper()
+	c := dig(w, "spec", "template", "spec", "containers", 0)
+	var stateFile string
+	for _, a := range stringList(dig(c, "args")) {
+		if v, ok := strings.CutPrefix(a, "--events.state-file="); ok {
+			stateFile = v
+		}
+	}
+	if stateFile == "" {
+		t.Fatalf("no --events.state-file in %v", dig(c, "args"))
+	}
+	var volume string
+	for _, m := range asList(dig(c, "volumeMounts")) {
+		if str(dig(m, "mountPath")) == filepath.Dir(stateFile) {
+			volume = str(dig(m, "name"))
+		}
+	}
+	var got any
+	for _, v := range asList(dig(w, "spec", "template", "spec", "volumes")) {
+		if str(dig(v, "name")) == volume {
+			got = dig(v, "persistentVolumeClaim", "claimName")
+		}
+	}
+	if got != claim {
+		t.Errorf("%s is on volume %q, whose claim is %v: want %s", stateFile, volume, got, claim)
+	}
+}
+
+func TestHelmStateFileOnExistingClaim(t *testing.T) {
+	objs := helmTemplate(t, nil, "eventsStateFile.enabled=true", "eventsStateFile.persistence.enabled=true",
+		"eventsStateFile.persistence.existingClaim=indexima-state")
+	requireValid(t, kubeconform(t, toYAML(t, objs...)))
+	if n := len(byKind(objs, "PersistentVolumeClaim")); n != 0 {
+		t.Errorf("existingClaim given, yet the chart renders %d claim(s)", n)
+	}
+	w := find(t, objs, "Deployment", "release-indexima-exporter")
+	if dig(w, "spec", "strategy", "type") != "Recreate" {
+		t.Errorf("strategy %v, want Recreate with a claim", dig(w, "spec", "strategy"))
+	}
+	checkStateOnClaim(t, w, "indexima-state")
+}
+
+// TestHelmStateFilePersistenceRefusals: values that would put two pods on
+// one claim, or a claim without a state file, are refused with a message.
+func TestHelmStateFilePersistenceRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"eventsStateFile.enabled=true", "eventsStateFile.persistence.enabled=true", "replicaCount=2"}, "needs replicaCount: 1"},
+		{[]string{"eventsStateFile.persistence.enabled=true"}, "needs eventsStateFile.enabled: true"},
+	} {
+		args := []string{"template", "release", chartDir}
+		for _, s := range tc.sets {
+			args = append(args, "--set", s)
+		}
+		r := run(t, 2*time.Minute, repoRoot(t), tool(t, "helm"), args...)
+		if r.err == nil || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("helm template --set %v: %v, want a refusal saying %q\n%s", tc.sets, r.err, tc.want, r)
+		}
+	}
+}
+
+// TestHelmPackage packages the chart as a release would: the archive holds
+// the rule files behind the rules/ link (not the link), and its appVersion
+// is the exporter's version.
+func TestHelmPackage(t *testing.T) {
+	dir := t.TempDir()
+	root := repoRoot(t)
+	mustRun(t, 2*time.Minute, root, tool(t, "helm"), "package", chartDir, "--destination", dir)
+	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := readTgz(t, filepath.Join(dir, "indexima-exporter-0.1.0.tgz"))
+	var chart struct {
+		AppVersion  string            `yaml:"appVersion"`
+		Annotations map[string]string `yaml:"annotations"`
+	}
+	if err := yaml.Unmarshal(files["indexima-exporter/Chart.yaml"], &chart); err != nil {
+		t.Fatal(err)
+	}
+	if chart.AppVersion != strings.TrimSpace(string(version)) {
+		t.Errorf("packaged appVersion %q, want the exporter's version %q (VERSION)", chart.AppVersion, version)
+	}
+	if chart.Annotations["artifacthub.io/license"] != "Apache-2.0" {
+		t.Errorf("packaged chart licence annotation %q, want Apache-2.0", chart.Annotations["artifacthub.io/license"])
+	}
+	rules := globFiles(t, "deploy/prometheus/rules/*.yml")
+	for _, f := range rules {
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := files["indexima-exporter/rules/"+filepath.Base(f)]; !ok || !bytes.Equal(got, want) {
+			t.Errorf("the packaged chart lacks %s or holds another copy of it", filepath.Base(f))
+		}
+	}
+	for _, want := range []string{"indexima-exporter/values.yaml", "indexima-exporter/templates/deployment.yaml", "indexima-exporter/templates/persistentvolumeclaim.yaml"} {
+		if _, ok := files[want]; !ok {
+			t.Errorf("the packaged chart lacks %s", want)
+		}
+	}
+}
+
+// readTgz reads the regular files of a .tgz archive (bounded: a chart).
+func readTgz(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	files := map[string][]byte{}
+	for i := 0; i < 1000; i++ {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(tr, 16<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = data
+	}
+	t.Fatalf("%s: more than 1000 entries", path)
+	return nil
 }
 
 func TestHelmFullValuesRender(t *testing.T) {

@@ -2,18 +2,18 @@ package deploy
 
 import (
 	"bufio"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,15 +21,17 @@ import (
 	"time"
 )
 
-// The image test builds the Dockerfile with buildah (no daemon, no registry):
-// the base images, normally golang:1.26-bookworm and distroless, are replaced
-// through the Dockerfile's build arguments by local ones, a Go builder made
-// from this machine's toolchain and module cache, and scratch.
+// The image test builds the images the way `make image` does: the
+// binaries cross-built for linux/amd64 and linux/arm64 (make crossbuild),
+// then scripts/image.sh, which puts each into an image with buildah (no
+// daemon, no registry, no compiler) and gathers both in one manifest list.
+// The base image, distroless by default, is replaced by scratch: the image
+// then holds nothing but what the Dockerfile copies, which the test checks.
 
-const (
-	builderRepo = "localhost/indexima-exporter-test-gobuilder"
-	imageRepo   = "localhost/indexima-exporter-test"
-)
+const imageRepo = "localhost/indexima-exporter-test"
+
+// imagePlatforms are the architectures of the manifest list.
+var imagePlatforms = []string{"linux/amd64", "linux/arm64"}
 
 // buildah runs buildah with the storage driver that works unprivileged in
 // containers (vfs) and the chroot isolation (no runc, no namespaces needed).
@@ -38,8 +40,10 @@ type buildah struct {
 	bin string
 }
 
+const buildahGlobalFlags = "--storage-driver vfs"
+
 func (b buildah) args(args ...string) []string {
-	return append([]string{"--storage-driver", "vfs"}, args...)
+	return append(strings.Fields(buildahGlobalFlags), args...)
 }
 
 func (b buildah) run(timeout time.Duration, args ...string) result {
@@ -52,6 +56,21 @@ func (b buildah) must(timeout time.Duration, args ...string) string {
 	return strings.TrimSpace(mustRun(b.t, timeout, repoRoot(b.t), b.bin, b.args(args...)...).stdout)
 }
 
+// ociImage is what `buildah inspect` says of a container's image.
+type ociImage struct {
+	OCIv1 struct {
+		Architecture string `json:"architecture"`
+		OS           string `json:"os"`
+		Config       struct {
+			User         string
+			ExposedPorts map[string]struct{}
+			Entrypoint   []string
+			Cmd          []string
+			Labels       map[string]string
+		} `json:"config"`
+	}
+}
+
 func TestImage(t *testing.T) {
 	t.Parallel()
 	if os.Getuid() != 0 {
@@ -62,69 +81,170 @@ func TestImage(t *testing.T) {
 		t.Skip(msg)
 	}
 	b := buildah{t: t, bin: tool(t, "buildah")}
-	goBuilder := builderBase(t, b)
-
+	root := repoRoot(t)
 	version := fmt.Sprintf("0.0.0-imagetest.%d", time.Now().UnixNano())
-	image := imageRepo + ":" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	t.Cleanup(func() { b.run(time.Minute, "rmi", "-f", image) })
-	start := time.Now()
-	r := b.run(10*time.Minute, "bud", "--isolation", "chroot",
-		"--build-arg", "GO_IMAGE="+goBuilder,
-		"--build-arg", "BASE_IMAGE=scratch",
-		"--build-arg", "VERSION="+version,
-		"--build-arg", "REVISION=imagetest",
-		"-f", "Dockerfile", "-t", image, ".")
-	if r.err != nil {
-		t.Fatalf("buildah bud: %v\n%s", r.err, r)
-	}
-	t.Logf("image built in %s", time.Since(start).Round(time.Second))
+	revision := "imagetest"
+	buildDir := t.TempDir()
 
-	var inspected struct {
-		OCIv1 struct {
-			Config struct {
-				User         string
-				ExposedPorts map[string]struct{}
-				Entrypoint   []string
-				Cmd          []string
-			} `json:"config"`
+	start := time.Now()
+	mustRun(t, 10*time.Minute, root, tool(t, "make"), "--no-print-directory", "crossbuild",
+		"PLATFORMS="+strings.Join(imagePlatforms, ","), "BUILD_DIR="+buildDir, "VERSION="+version)
+	t.Logf("binaries cross-built in %s", time.Since(start).Round(time.Millisecond))
+
+	image := imageRepo + ":" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	t.Cleanup(func() { removeManifestList(b, image) })
+	start = time.Now()
+	script := exec.Command(filepath.Join(root, "scripts", "image.sh"))
+	script.Dir = root
+	script.Env = append(os.Environ(), "IMAGE="+image, "VERSION="+version, "REVISION="+revision,
+		"PLATFORMS="+strings.Join(imagePlatforms, ","), "BUILD_DIR="+buildDir, "BASE_IMAGE=scratch",
+		"BUILDAH="+b.bin, "BUILDAH_FLAGS="+buildahGlobalFlags, "BUD_FLAGS=--isolation chroot")
+	if out, err := script.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/image.sh: %v\n%s", err, out)
+	}
+	t.Logf("images built in %s", time.Since(start).Round(time.Millisecond))
+
+	// One manifest list, one image per platform.
+	var list struct {
+		Manifests []struct {
+			Digest   string
+			Platform struct{ Architecture, OS string }
 		}
 	}
-	if err := json.Unmarshal([]byte(b.must(time.Minute, "inspect", "--type", "image", image)), &inspected); err != nil {
+	if err := json.Unmarshal([]byte(b.must(time.Minute, "manifest", "inspect", image)), &list); err != nil {
 		t.Fatal(err)
 	}
-	cfg := inspected.OCIv1.Config
-	uid, _, _ := strings.Cut(cfg.User, ":")
-	if n, err := strconv.Atoi(uid); err != nil || n == 0 {
-		t.Errorf("image USER %q: want a numeric non-root uid (Kubernetes' runAsNonRoot can only verify a number)", cfg.User)
+	var listed []string
+	for _, m := range list.Manifests {
+		listed = append(listed, m.Platform.OS+"/"+m.Platform.Architecture)
 	}
-	if want := []string{"/bin/indexima_exporter"}; fmt.Sprint(cfg.Entrypoint) != fmt.Sprint(want) {
-		t.Errorf("ENTRYPOINT %q, want %q", cfg.Entrypoint, want)
-	}
-	if len(cfg.Cmd) != 1 || !strings.HasPrefix(cfg.Cmd[0], "--config.file=") {
-		t.Errorf("CMD %q, want the --config.file flag", cfg.Cmd)
+	sort.Strings(listed)
+	if strings.Join(listed, " ") != strings.Join(imagePlatforms, " ") {
+		t.Fatalf("manifest list %s holds %v, want %v", image, listed, imagePlatforms)
 	}
 
-	ctr := b.must(time.Minute, "from", "--pull-never", image)
-	t.Cleanup(func() { b.run(time.Minute, "rm", ctr) })
+	var defaultPort string
+	for _, p := range imagePlatforms {
+		goos, arch, _ := strings.Cut(p, "/")
+		ctr := b.must(time.Minute, "from", "--pull-never", "--os", goos, "--arch", arch, image)
+		t.Cleanup(func() { b.run(time.Minute, "rm", ctr) })
+		var img ociImage
+		if err := json.Unmarshal([]byte(b.must(time.Minute, "inspect", "--type", "container", ctr)), &img); err != nil {
+			t.Fatal(err)
+		}
+		cfg := img.OCIv1.Config
+		if img.OCIv1.OS+"/"+img.OCIv1.Architecture != p {
+			t.Errorf("%s: the image is for %s/%s", p, img.OCIv1.OS, img.OCIv1.Architecture)
+		}
+		uid, _, _ := strings.Cut(cfg.User, ":")
+		if n, err := strconv.Atoi(uid); err != nil || n == 0 {
+			t.Errorf("%s: USER %q: want a numeric non-root uid (Kubernetes' runAsNonRoot can only verify a number)", p, cfg.User)
+		}
+		if want := []string{"/bin/indexima_exporter"}; fmt.Sprint(cfg.Entrypoint) != fmt.Sprint(want) {
+			t.Errorf("%s: ENTRYPOINT %q, want %q", p, cfg.Entrypoint, want)
+		}
+		if len(cfg.Cmd) != 1 || !strings.HasPrefix(cfg.Cmd[0], "--config.file=") {
+			t.Errorf("%s: CMD %q, want the --config.file flag", p, cfg.Cmd)
+		}
+		for label, want := range map[string]string{
+			"org.opencontainers.image.source":   "https://github.com/indexima-exporter/indexima_exporter",
+			"org.opencontainers.image.version":  version,
+			"org.opencontainers.image.revision": revision,
+			"org.opencontainers.image.licenses": "Apache-2.0",
+		} {
+			if got := cfg.Labels[label]; got != want {
+				t.Errorf("%s: label %s = %q, want %q", p, label, got, want)
+			}
+		}
+		if cfg.Labels["org.opencontainers.image.description"] == "" {
+			t.Errorf("%s: no org.opencontainers.image.description label", p)
+		}
+		checkImageFiles(t, b, ctr, p, filepath.Join(buildDir, goos+"-"+arch, "indexima_exporter"))
 
-	// The binary in the image is ours, with the version of the build arguments.
-	out := b.must(time.Minute, "run", "--isolation", "chroot", ctr, "--", "/bin/indexima_exporter", "--version")
-	if !strings.Contains(out, version) {
-		t.Errorf("--version printed %q, want version %s from the build arguments", out, version)
+		if p != "linux/amd64" {
+			continue // no emulator here: the arm64 image is checked by its files
+		}
+		// The binary in the image is ours, with the version it was built with.
+		out := b.must(time.Minute, "run", "--isolation", "chroot", ctr, "--", "/bin/indexima_exporter", "--version")
+		if !strings.Contains(out, "version "+version+" ") {
+			t.Errorf("--version printed %q, want version %s", out, version)
+		}
+		// EXPOSE agrees with the binary's own default listen address.
+		help := b.run(time.Minute, "run", "--isolation", "chroot", ctr, "--", "/bin/indexima_exporter", "--help")
+		m := regexp.MustCompile(`--web\.listen-address=:(\d+)`).FindStringSubmatch(help.stdout + help.stderr)
+		if m == nil {
+			t.Fatalf("--help shows no default --web.listen-address:\n%s", help)
+		}
+		defaultPort = m[1]
+		if _, ok := cfg.ExposedPorts[m[1]+"/tcp"]; !ok || len(cfg.ExposedPorts) != 1 {
+			t.Errorf("EXPOSE %v, want only %s/tcp, the exporter's default port", cfg.ExposedPorts, m[1])
+		}
+		// The image serves metrics in demo mode, as its non-root user.
+		runDemo(t, b, ctr, freeLoopbackAddr(t), version)
 	}
-	// EXPOSE agrees with the binary's own default listen address.
-	help := b.run(time.Minute, "run", "--isolation", "chroot", ctr, "--", "/bin/indexima_exporter", "--help")
-	m := regexp.MustCompile(`--web\.listen-address=:(\d+)`).FindStringSubmatch(help.stdout + help.stderr)
-	if m == nil {
-		t.Fatalf("--help shows no default --web.listen-address:\n%s", help)
+	if defaultPort == "" {
+		t.Error("no linux/amd64 image was run")
 	}
-	if _, ok := cfg.ExposedPorts[m[1]+"/tcp"]; !ok || len(cfg.ExposedPorts) != 1 {
-		t.Errorf("EXPOSE %v, want only %s/tcp, the exporter's default port", cfg.ExposedPorts, m[1])
-	}
+}
 
-	// The image serves metrics in demo mode, as its non-root user.
-	addr := freeLoopbackAddr(t)
-	runDemo(t, b, ctr, addr, version)
+// checkImageFiles mounts the container's file system and requires exactly
+// the licence and the cross-built binary, byte for byte: no compiler, no
+// shell, nothing from a build stage.
+func checkImageFiles(t *testing.T, b buildah, ctr, platform, crossBuilt string) {
+	t.Helper()
+	mnt := b.must(time.Minute, "mount", ctr)
+	defer b.run(time.Minute, "umount", ctr)
+	var files []string
+	err := filepath.WalkDir(mnt, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(mnt, path)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	if want := []string{"LICENSE", "bin/indexima_exporter"}; strings.Join(files, " ") != strings.Join(want, " ") {
+		t.Errorf("%s: the image holds %v, want only %v", platform, files, want)
+	}
+	inImage, err := os.ReadFile(filepath.Join(mnt, "bin", "indexima_exporter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(crossBuilt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(inImage, want) {
+		t.Errorf("%s: /bin/indexima_exporter is not the cross-built %s", platform, crossBuilt)
+	}
+	license, err := os.ReadFile(filepath.Join(mnt, "LICENSE"))
+	if err != nil || !bytes.Contains(license, []byte("Apache License")) {
+		t.Errorf("%s: /LICENSE is not the Apache licence (%v)", platform, err)
+	}
+}
+
+// removeManifestList removes the list and the images it holds.
+func removeManifestList(b buildah, image string) {
+	var list struct{ Manifests []struct{ Digest string } }
+	r := b.run(time.Minute, "manifest", "inspect", image)
+	_ = json.Unmarshal([]byte(r.stdout), &list)
+	digests := map[string]bool{}
+	for _, m := range list.Manifests {
+		digests[m.Digest] = true
+	}
+	b.run(time.Minute, "manifest", "rm", image)
+	imgs := b.run(time.Minute, "images", "--all", "--digests", "--no-trunc", "--format", "{{.ID}} {{.Digest}}")
+	for _, line := range strings.Split(imgs.stdout, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && digests[f[1]] {
+			b.run(time.Minute, "rmi", "-f", f[0])
+		}
+	}
 }
 
 // runDemo runs the image's exporter with --demo on addr and waits until
@@ -253,119 +373,4 @@ func processUID(t *testing.T, addr string) string {
 		}
 	}
 	return ""
-}
-
-// builderBase returns a local image that stands in for golang:1.26-bookworm:
-// this machine's Go toolchain, the modules go.mod needs (GOPROXY=off inside)
-// and a shell for RUN. It is kept between runs, keyed by Go version and
-// go.sum, since making it copies a few hundred megabytes.
-func builderBase(t *testing.T, b buildah) string {
-	t.Helper()
-	root := repoRoot(t)
-	goroot := strings.TrimSpace(mustRun(t, time.Minute, root, "go", "env", "GOROOT").stdout)
-	gover := strings.TrimSpace(mustRun(t, time.Minute, root, "go", "env", "GOVERSION").stdout)
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n", gover, goroot)
-	h.Write(mod)
-	h.Write(sum)
-	name := builderRepo + ":" + hex.EncodeToString(h.Sum(nil))[:16]
-	if b.run(time.Minute, "inspect", "--type", "image", name).err == nil {
-		t.Logf("reusing builder base %s", name)
-		return name
-	}
-	// Builders made for another go.mod or Go version are of no further use.
-	if out := b.run(time.Minute, "images", "--format", "{{.Name}}:{{.Tag}}", builderRepo); out.err == nil {
-		for _, old := range strings.Fields(out.stdout) {
-			if old != name {
-				b.run(time.Minute, "rmi", "-f", old)
-			}
-		}
-	}
-	start := time.Now()
-
-	// The modules of go.mod, taken from this machine's module cache (a file://
-	// proxy), falling back to the configured proxy for any it lacks.
-	tmp := t.TempDir()
-	modcache := filepath.Join(tmp, "mod")
-	hostCache := strings.TrimSpace(mustRun(t, time.Minute, root, "go", "env", "GOMODCACHE").stdout)
-	hostProxy := strings.TrimSpace(mustRun(t, time.Minute, root, "go", "env", "GOPROXY").stdout)
-	dl := exec.Command("go", "mod", "download")
-	dl.Dir = root
-	dl.Env = append(os.Environ(), "GOMODCACHE="+modcache, "GOFLAGS=-mod=mod",
-		"GOPROXY=file://"+filepath.Join(hostCache, "cache", "download")+","+hostProxy)
-	if out, err := dl.CombinedOutput(); err != nil {
-		t.Fatalf("go mod download into the builder's module cache: %v\n%s", err, out)
-	}
-	// The module cache is read-only; buildah copy keeps modes, which is fine,
-	// but t.TempDir's cleanup needs write access.
-	t.Cleanup(func() { _ = exec.Command("chmod", "-R", "u+w", modcache).Run() })
-
-	ctr := b.must(time.Minute, "from", "scratch")
-	defer b.run(time.Minute, "rm", ctr)
-	copyIn := func(src, dst string) {
-		b.must(5*time.Minute, "copy", ctr, src, dst)
-	}
-	for _, d := range []string{"bin", "pkg", "src", "lib"} {
-		copyIn(filepath.Join(goroot, d), "/usr/local/go/"+d)
-	}
-	for _, f := range []string{"go.env", "VERSION"} {
-		if _, err := os.Stat(filepath.Join(goroot, f)); err == nil {
-			copyIn(filepath.Join(goroot, f), "/usr/local/go/"+f)
-		}
-	}
-	copyIn(modcache, "/go/pkg/mod")
-	// RUN needs /bin/sh: dash and the libraries it links.
-	sh, err := filepath.EvalSymlinks("/bin/sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	copyIn(sh, "/bin/sh")
-	for _, lib := range sharedLibs(t, sh) {
-		copyIn(lib, lib)
-	}
-	empty := filepath.Join(tmp, "empty")
-	if err := os.Mkdir(empty, 0o1777); err != nil {
-		t.Fatal(err)
-	}
-	copyIn(empty, "/tmp")
-	b.must(time.Minute, "config",
-		"--env", "PATH=/usr/local/go/bin:/go/bin:/bin",
-		"--env", "GOPATH=/go",
-		"--env", "GOTOOLCHAIN=local",
-		"--env", "GOPROXY=off",
-		"--env", "GOFLAGS=-mod=mod",
-		"--env", "HOME=/root",
-		"--workingdir", "/go",
-		ctr)
-	b.must(5*time.Minute, "commit", "--rm", ctr, name)
-	t.Logf("builder base %s made in %s", name, time.Since(start).Round(time.Second))
-	return name
-}
-
-// sharedLibs lists the shared libraries a program loads (from ldd).
-func sharedLibs(t *testing.T, prog string) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "ldd", prog).Output()
-	if err != nil {
-		return nil // static
-	}
-	var libs []string
-	for _, line := range strings.Split(string(out), "\n") {
-		for _, f := range strings.Fields(line) {
-			if strings.HasPrefix(f, "/") {
-				libs = append(libs, f)
-			}
-		}
-	}
-	return libs
 }

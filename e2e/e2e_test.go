@@ -356,7 +356,8 @@ func describeAlerts(ss []sample) string {
 }
 
 // checkDashboards runs every query of every shipped dashboard, variables set
-// to "All" and the rate interval to 10s (10 scrapes), and requires data.
+// to "All" and the rate interval to 10s (10 scrapes), and requires data; and
+// the annotations of the NODE_DOWN report and the memory-low episode.
 func checkDashboards(t *testing.T, prom *prometheusServer) {
 	t.Helper()
 	ds, err := dashboards.Load(dashboards.Files)
@@ -387,4 +388,29 @@ func checkDashboards(t *testing.T, prom *prometheusServer) {
 		t.Fatal("no dashboard query found")
 	}
 	t.Logf("%d dashboard queries returned data", n)
+
+	// The annotations mark events: over a rate interval spanning the whole
+	// test, those of the events this test drove have data.
+	drove := map[string]bool{`annotation "NODE_DOWN reports"`: true, `annotation "MEMORY_LOW episodes"`: true}
+	maps.Copy(vals, dashboards.Builtins("30m", "30m"))
+	for _, d := range ds {
+		for _, q := range d.Annotations() {
+			expr, err := dashboards.Substitute(q.Expr, vals)
+			if err != nil {
+				t.Errorf("%s %s: %v", q.Dashboard, q.Where, err)
+				continue
+			}
+			s, err := prom.query(expr)
+			switch {
+			case err != nil:
+				t.Errorf("%s %s: %v\n%s", q.Dashboard, q.Where, err, expr)
+			case len(s) == 0 && drove[q.Where]:
+				t.Errorf("%s %s: no mark for the event the test drove\n%s", q.Dashboard, q.Where, expr)
+			}
+			delete(drove, q.Where)
+		}
+	}
+	for where := range drove {
+		t.Errorf("no dashboard has the %s", where)
+	}
 }

@@ -5,7 +5,8 @@
 #   apt:  prometheus (promtool), prometheus-alertmanager (amtool), buildah (image
 #         test), docker-compose (validates deploy/docker-compose without a daemon),
 #         systemd (systemd-analyze verify of deploy/systemd)
-#   Go:   helm, kubeconform and govulncheck at pinned versions, and Prometheus
+#   Go:   helm, kubeconform, govulncheck, jsonnet and jsonnetfmt (the
+#         monitoring mixin) and Grafana's dashboard-linter at pinned versions, and Prometheus
 #         3.15.0 with its promtool (module github.com/prometheus/prometheus
 #         v0.315.0, installed as prometheus3 and promtool3 next to Debian's
 #         2.42, so that the rules and the e2e run on both lines), built into a
@@ -23,6 +24,7 @@ set -euo pipefail
 HELM_VERSION=v3.22.0
 KUBECONFORM_VERSION=v0.8.0
 GOVULNCHECK_VERSION=v1.9.0 # scripts/vulncheck.sh checks the same version
+JSONNET_VERSION=v0.22.0    # mixin/mixin_test.go checks the same version
 TOOLS_BIN="${INDEXIMA_TOOLS_BIN:-$HOME/.cache/indexima_exporter/tools/bin}"
 
 log() { printf 'install-test-deps: %s\n' "$*"; }
@@ -62,6 +64,12 @@ module_version() {
 	go version -m "$1" 2>/dev/null | awk '$1 == "mod" { print $3; exit }'
 }
 
+# dep_version BIN MODULE prints the version of MODULE recorded in a Go binary
+# (as its main module or as a dependency).
+dep_version() {
+	go version -m "$1" 2>/dev/null | awk -v m="$2" '($1 == "mod" || $1 == "dep") && $2 == m { print $3; exit }'
+}
+
 # ensure_tool NAME MODULE/CMD/PATH VERSION
 ensure_tool() {
 	local name=$1 pkg=$2 want=$3 bin="$TOOLS_BIN/$1"
@@ -77,9 +85,51 @@ ensure_tool() {
 	fi
 }
 
+# ---- Grafana's dashboard-linter --------------------------------------------------
+# Its tagged v0.2.0 resolves but does not build here: one of its dependencies
+# (github.com/grafana/grafana/apps/dashboard) is refused by the module proxy.
+# This pseudo-version (2024-12-24) builds, with the scratch-module recipe and
+# GONOSUMDB for the linter itself, whose checksum the checksum database lacks.
+# About 2.5 minutes cold on 2 cores.
+DASHBOARD_LINTER_MODULE=github.com/grafana/dashboard-linter
+DASHBOARD_LINTER_VERSION=v0.0.0-20241224134444-1765d94aec4a # dashboards/lint_test.go checks the same version
+
+ensure_dashboard_linter() {
+	local want=$DASHBOARD_LINTER_VERSION bin="$TOOLS_BIN/dashboard-linter"
+	if [ -x "$bin" ] && [ "$(dep_version "$bin" "$DASHBOARD_LINTER_MODULE")" = "$want" ]; then
+		log "go: dashboard-linter ($DASHBOARD_LINTER_MODULE $want) present ($bin)"
+		return
+	fi
+	log "go: building dashboard-linter ($DASHBOARD_LINTER_MODULE $want) into $TOOLS_BIN (about 2.5 minutes cold on 2 cores)"
+	local scratch
+	scratch=$(mktemp -d)
+	(
+		cd "$scratch"
+		go mod init indexima-test-deps/dashboard-linter >/dev/null 2>&1
+		GONOSUMDB=$DASHBOARD_LINTER_MODULE go get -tool "$DASHBOARD_LINTER_MODULE@$want"
+		go build -o "$bin.tmp" "$DASHBOARD_LINTER_MODULE"
+	) || { rm -rf "$scratch"; log "go: building dashboard-linter $want failed" >&2; exit 1; }
+	rm -rf "$scratch"
+	mv "$bin.tmp" "$bin"
+	if [ "$(dep_version "$bin" "$DASHBOARD_LINTER_MODULE")" != "$want" ]; then
+		log "go: $bin does not record $DASHBOARD_LINTER_MODULE $want" >&2
+		exit 1
+	fi
+}
+
+# Built beside the other tools: half of its cold build is downloading
+# modules, which overlaps with their compiling. Its output follows theirs.
+linter_log=$(mktemp)
+ensure_dashboard_linter >"$linter_log" 2>&1 &
+linter_pid=$!
+# Should another tool fail, the linter's build stops too.
+trap 'kill "$linter_pid" 2>/dev/null || true; rm -f "$linter_log"' EXIT
+
 ensure_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 ensure_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
 ensure_tool govulncheck golang.org/x/vuln/cmd/govulncheck "$GOVULNCHECK_VERSION"
+ensure_tool jsonnet github.com/google/go-jsonnet/cmd/jsonnet "$JSONNET_VERSION"
+ensure_tool jsonnetfmt github.com/google/go-jsonnet/cmd/jsonnetfmt "$JSONNET_VERSION"
 
 # ---- Prometheus 3 from the module proxy ------------------------------------------
 # `go install github.com/prometheus/prometheus/cmd/prometheus@v0.315.0` is refused
@@ -91,12 +141,6 @@ ensure_tool govulncheck golang.org/x/vuln/cmd/govulncheck "$GOVULNCHECK_VERSION"
 # proxy refuses.
 PROMETHEUS_MODULE=github.com/prometheus/prometheus
 PROMETHEUS3_VERSION=v0.315.0 # Prometheus 3.15.0
-
-# dep_version BIN MODULE prints the version of MODULE recorded in a Go binary
-# (as its main module or as a dependency).
-dep_version() {
-	go version -m "$1" 2>/dev/null | awk -v m="$2" '($1 == "mod" || $1 == "dep") && $2 == m { print $3; exit }'
-}
 
 ensure_prometheus3() {
 	local want=$PROMETHEUS3_VERSION ok=1 name
@@ -139,5 +183,13 @@ ensure_prometheus3() {
 }
 
 ensure_prometheus3
+
+linter_status=0
+wait "$linter_pid" || linter_status=$?
+cat "$linter_log"
+if [ "$linter_status" != 0 ]; then
+	log "go: dashboard-linter: failed (status $linter_status)" >&2
+	exit 1
+fi
 
 log "done; tools in $TOOLS_BIN"

@@ -64,7 +64,9 @@ func newHandler(reg prometheus.Registerer, gather func(context.Context) promethe
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "Indexima Exporter",
 		Description: "Prometheus exporter for the events of Indexima clusters",
-		Version:     version.Info(),
+		// Version, revision and build date (from linker flags, or from Go's
+		// build information: see buildinfo.go).
+		Version: version.Info() + " " + version.BuildContext(),
 		Links: []web.LandingLinks{
 			{Address: metricsPath, Text: "Metrics"},
 			{Address: "/-/healthy", Text: "Health", Description: "200 while the exporter runs"},

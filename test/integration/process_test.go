@@ -45,7 +45,12 @@ var listeningRE = regexp.MustCompile(`msg="Listening on" address=(127\.0\.0\.1:\
 // (read back from the log), and waits until /-/ready answers 200.
 func startExporter(t *testing.T, args ...string) *exporter {
 	t.Helper()
-	bin := binary(t)
+	return startBinary(t, binary(t), args...)
+}
+
+// startBinary is startExporter with another build of the exporter.
+func startBinary(t *testing.T, bin string, args ...string) *exporter {
+	t.Helper()
 	e := &exporter{t: t, stderr: &testkit.SyncBuffer{}, exited: make(chan error, 1)}
 	e.cmd = exec.Command(bin, append([]string{"--web.listen-address=127.0.0.1:0"}, args...)...)
 	e.cmd.Stderr = e.stderr

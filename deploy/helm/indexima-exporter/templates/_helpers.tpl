@@ -66,3 +66,17 @@ app.kubernetes.io/component: exporter
 {{- toYaml (dict "console" $console "nodes" $nodes) }}
 {{- end }}
 {{- end }}
+
+{{/* The claim holding the state file, or "" when the state file is on an emptyDir or off. */}}
+{{- define "indexima-exporter.stateClaim" -}}
+{{- $p := .Values.eventsStateFile.persistence }}
+{{- if $p.enabled }}
+{{- if not .Values.eventsStateFile.enabled }}
+{{- fail "eventsStateFile.persistence.enabled needs eventsStateFile.enabled: true" }}
+{{- end }}
+{{- if gt (int .Values.replicaCount) 1 }}
+{{- fail "eventsStateFile.persistence.enabled needs replicaCount: 1 (one claim, one pod; and two exporters polling the same nodes would count every event twice)" }}
+{{- end }}
+{{- default (printf "%s-state" (include "indexima-exporter.fullname" .) | trunc 63 | trimSuffix "-") $p.existingClaim }}
+{{- end }}
+{{- end }}
