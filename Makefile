@@ -70,9 +70,10 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# govulncheck against an offline copy of the Go vulnerability database;
-# VULNDB=DIR points at another copy (see docs/security.md).
-VULNDB ?= ../shared/vulndb
+# govulncheck against an offline copy of the Go vulnerability database:
+# shared/vulndb beside the repository or above it unless VULNDB=DIR names
+# another copy (see docs/security.md).
+VULNDB ?=
 vulncheck:
 	VULNDB="$(VULNDB)" ./scripts/vulncheck.sh
 

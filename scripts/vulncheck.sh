@@ -5,7 +5,9 @@
 #
 #   VULNDB             the database directory, in the v1 layout that
 #                      `govulncheck -db file://...` reads (index/, ID/);
-#                      default ../shared/vulndb, relative to the repository
+#                      default: shared/vulndb beside the repository or in one
+#                      of its parents (../shared/vulndb on the build
+#                      machines), else /work/shared/vulndb
 #   INDEXIMA_TOOLS_BIN where scripts/install-test-deps.sh put govulncheck
 #
 # Fails on a vulnerability that our code reaches (govulncheck's symbol
@@ -18,7 +20,19 @@ cd "$(dirname "$0")/.."
 
 WANT_VERSION=v1.9.0 # the version scripts/install-test-deps.sh installs
 TOOLS_BIN="${INDEXIMA_TOOLS_BIN:-$HOME/.cache/indexima_exporter/tools/bin}"
-DB="${VULNDB:-../shared/vulndb}"
+# default_db finds the offline copy beside the repository or higher up (a
+# clean clone made elsewhere still finds the machine's copy).
+default_db() {
+	local d
+	for d in .. ../.. ../../.. /work; do
+		if [ -f "$d/shared/vulndb/index/db.json" ]; then
+			echo "$d/shared/vulndb"
+			return
+		fi
+	done
+	echo ../shared/vulndb
+}
+DB="${VULNDB:-$(default_db)}"
 
 log() { printf 'vulncheck: %s\n' "$*"; }
 
