@@ -26,6 +26,29 @@ func parseMetrics(t *testing.T, text string) scrape {
 	return scrape(mfs)
 }
 
+// keepFamilies returns the lines of a text exposition that belong to the
+// named families (their HELP, TYPE and sample lines; counters and gauges,
+// whose samples carry the family's name).
+func keepFamilies(text string, names map[string]bool) string {
+	var b strings.Builder
+	for line := range strings.Lines(text) {
+		name := line
+		if rest, ok := strings.CutPrefix(line, "# "); ok {
+			f := strings.Fields(rest)
+			if len(f) < 2 {
+				continue
+			}
+			name = f[1]
+		} else if i := strings.IndexAny(line, "{ "); i >= 0 {
+			name = line[:i]
+		}
+		if names[name] {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
 func labelsOf(m *dto.Metric) map[string]string {
 	out := map[string]string{}
 	for _, lp := range m.GetLabel() {

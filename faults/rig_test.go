@@ -65,6 +65,9 @@ type rig struct {
 	// scrapeTimeout, when set, is announced with every scrape (Prometheus'
 	// X-Prometheus-Scrape-Timeout-Seconds).
 	scrapeTimeout time.Duration
+	// parseOnly, when set, names the only families scrape parses (the soak
+	// reads five of a few hundred, over thousands of scrapes).
+	parseOnly map[string]bool
 
 	shift    map[string]int64 // each node's ShiftClock offset, ms
 	baseline map[string]int64 // node's now at the first successful poll (counting starts after it)
@@ -197,7 +200,11 @@ func (r *rig) shiftClock(n string, d time.Duration) {
 // a scrape runs, so that now is exact. Counters must never go down.
 func (r *rig) scrape() scrape {
 	r.t.Helper()
-	return r.observe(parseMetrics(r.t, r.exp.metricsTextWith(r.scrapeTimeout)))
+	text := r.exp.metricsTextWith(r.scrapeTimeout)
+	if r.parseOnly != nil {
+		text = keepFamilies(text, r.parseOnly)
+	}
+	return r.observe(parseMetrics(r.t, text))
 }
 
 func (r *rig) observe(s scrape) scrape {

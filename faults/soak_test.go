@@ -16,7 +16,7 @@ import (
 
 var (
 	soakSeed = flag.Uint64("soak.seed", 20261122, "seed of the soak's fault schedule")
-	soakDays = flag.Float64("soak.days", defaultSoakDays(), "simulated days of the soak, per console profile (default 1, or 0.35 under -race)")
+	soakDays = flag.Float64("soak.days", defaultSoakDays(), "simulated days of the soak, per console profile (default 0.35, or 0.1 under -race)")
 	soakSkip = flag.String("soak.skip", "", "regexp of fault names the soak leaves out (to narrow down a failure)")
 )
 
@@ -66,12 +66,12 @@ var soakFaults = []soakFault{
 	{"node endless body", 1, func(s *soak) int { return s.nodeFault(simulator.Fault{Body: simulator.BodyEndless, Count: 1}, 1) }},
 	{"node hangs", 1, func(s *soak) int { return s.nodeFault(simulator.Fault{Hang: true, Count: 1}, 1) }},
 	{"node slower than the scrape deadline", 3, func(s *soak) int {
-		// Each call answers in 0.7 s, within the console timeout (1 s);
-		// Prometheus announces 1.5 s, so the poll's second call is cut by
-		// the scrape's deadline (1 s).
-		s.r.scrapeTimeout = 1500 * time.Millisecond
+		// Each call answers in 0.3 s, within the console timeout (1 s);
+		// Prometheus announces 0.5 s, so the poll's second call is cut by
+		// the scrape's deadline (0.45 s). Short: each such scrape waits it.
+		s.r.scrapeTimeout = 500 * time.Millisecond
 		s.clear = append(s.clear, func() { s.r.scrapeTimeout = 0 })
-		return s.nodeFault(simulator.Fault{Latency: 700 * time.Millisecond}, 1+s.rng.IntN(4))
+		return s.nodeFault(simulator.Fault{Latency: 300 * time.Millisecond}, 1+s.rng.IntN(2))
 	}},
 	{"console down", 3, func(s *soak) int { return s.consoleFault(simulator.Fault{Down: true}, 1+s.rng.IntN(15)) }},
 	{"console 5xx burst", 3, func(s *soak) int { return s.consoleFault(simulator.Fault{Status: 502, Count: 1 + s.rng.IntN(6)}, 3) }},
@@ -150,7 +150,7 @@ var soakProfiles = []soakProfile{
 // default length: enough for every kind of fault to meet every profile.
 const minSoakFaults = 500
 
-// The soak: a simulated day (or --soak.days) per console profile, four busy
+// The soak: 0.35 simulated day (or --soak.days) per console profile, four busy
 // nodes scraped every 50-90 simulated seconds, with faults of every kind
 // above injected from a seeded generator. At the end every counter must equal
 // the truth, and reported minus counted be 0 on every node. The simulated
@@ -167,19 +167,25 @@ func TestSoak(t *testing.T) {
 	var mu sync.Mutex
 	faults, ran := 0, 0
 	t.Run("profiles", func(t *testing.T) {
+		// Every profile at once: a soak waits on its faults' timeouts more
+		// than it computes, and subtests run from goroutines are not held
+		// to -parallel (GOMAXPROCS), which would run two at a time.
+		var wg sync.WaitGroup
 		for i, sp := range soakProfiles {
-			t.Run(sp.name, func(t *testing.T) {
-				t.Parallel()
-				n := runSoak(t, sp, *soakSeed+uint64(i))
-				mu.Lock()
-				faults += n
-				ran++
-				mu.Unlock()
+			wg.Go(func() {
+				t.Run(sp.name, func(t *testing.T) {
+					n := runSoak(t, sp, *soakSeed+uint64(i))
+					mu.Lock()
+					faults += n
+					ran++
+					mu.Unlock()
+				})
 			})
 		}
+		wg.Wait()
 	})
 	t.Logf("soak: %d faults injected over %d profiles", faults, len(soakProfiles))
-	if *soakDays >= 1 && *soakSkip == "" && ran == len(soakProfiles) && faults < minSoakFaults {
+	if *soakDays >= plainSoakDays && *soakSkip == "" && ran == len(soakProfiles) && faults < minSoakFaults {
 		t.Errorf("soak: %d faults injected in all, want at least %d", faults, minSoakFaults)
 	}
 }
@@ -194,6 +200,9 @@ func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 		cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: fmt.Sprintf("core-%d.test", i+1), ClockOffset: lag})
 	}
 	r := newRig(t, rigOpts{nodes: 4, timeout: time.Second, noStart: true, sim: cfg})
+	r.parseOnly = map[string]bool{"indexima_up": true, "indexima_events_total": true,
+		"indexima_events_reported_total": true, "indexima_events_cursor_timestamp_seconds": true,
+		"indexima_exporter_logins_total": true}
 	for i, lag := range sp.lags {
 		r.shift[r.nodes[i]] = lag.Milliseconds()
 	}
@@ -224,7 +233,7 @@ func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 				c()
 			}
 			s.clear = nil
-			if s.rng.IntN(100) < 12 {
+			if s.rng.IntN(100) < faultChance {
 				x := s.rng.IntN(total)
 				for _, f := range kindsOn {
 					if x -= f.weight; x < 0 {
@@ -285,14 +294,25 @@ func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 	return faults
 }
 
-// defaultSoakDays is one simulated day per profile; under -race (several
-// times slower) a third of one: the plain run of the test command is the one
-// that injects the 500 faults, the race run hunts data races in the same paths.
+// Lengths of the soak per profile, in simulated days: the plain run of the
+// test command is the one that injects the 500 faults; under -race (several
+// times slower) a third as long, to hunt data races in the same paths.
+const (
+	plainSoakDays = 0.35
+	raceSoakDays  = 0.1
+)
+
+// faultChance is the chance, in percent, that a fault starts at a scrape
+// with none in progress: dense (a fault every five scrapes or so, most
+// lasting a few), so that the soak meets its 500 faults in well under a
+// minute; one scrape in three or so still sees no fault.
+const faultChance = 40
+
 func defaultSoakDays() float64 {
 	if raceEnabled {
-		return 0.35
+		return raceSoakDays
 	}
-	return 1
+	return plainSoakDays
 }
 
 func sum(m map[string]int) int {
