@@ -19,7 +19,7 @@ func TestEventsAtCursorTimestamp(t *testing.T) {
 			name = "exclusive"
 		}
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, simulator.Config{ExclusiveSince: exclusive}, 1, Options{})
+			e := newEnv(t, simulator.Config{Readings: simulator.Readings{ExclusiveSince: exclusive}}, 1, Options{})
 			n := e.nodes[0]
 			e.scrape(nil)
 			e.clock.Advance(time.Second)
@@ -78,7 +78,7 @@ func TestCappedListingsForcePaging(t *testing.T) {
 		{"silent limit below listing cap", 25, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, simulator.Config{Seed: 7, Rate: 4, ListingCap: tc.listing, MaxLimit: tc.page}, 2, Options{})
+			e := newEnv(t, simulator.Config{Seed: 7, Rate: 4, Readings: simulator.Readings{ListingCap: tc.listing, MaxLimit: tc.page}}, 2, Options{})
 			r := rand.New(rand.NewPCG(3, 4))
 			e.scrape(nil)
 			e.sim.ResetStats()
@@ -98,7 +98,7 @@ func TestCappedListingsForcePaging(t *testing.T) {
 // A burst of thousands of events at one millisecond: pages made of that one
 // timestamp make the limit grow instead of looping.
 func TestBurstAtOneMillisecond(t *testing.T) {
-	e := newEnv(t, simulator.Config{ListingCap: 10}, 1, Options{})
+	e := newEnv(t, simulator.Config{Readings: simulator.Readings{ListingCap: 10}}, 1, Options{})
 	n := e.nodes[0]
 	e.scrape(nil)
 	e.clock.Advance(time.Second)
@@ -121,7 +121,7 @@ func TestBurstAtOneMillisecond(t *testing.T) {
 func TestLongRunningEvents(t *testing.T) {
 	for _, countRunning := range []bool{false, true} {
 		t.Run(map[bool]string{false: "count completed", true: "count includes running"}[countRunning], func(t *testing.T) {
-			testLongRunningEvents(t, simulator.Config{CountRunning: countRunning})
+			testLongRunningEvents(t, simulator.Config{Readings: simulator.Readings{CountRunning: countRunning}})
 		})
 	}
 }
@@ -209,7 +209,7 @@ func TestLastGoesBackwards(t *testing.T) {
 // More pages than a poll may read: what is left is read by the next polls,
 // and in the end every event is counted once and reported once.
 func TestPageBoundResumes(t *testing.T) {
-	e := newEnv(t, simulator.Config{ListingCap: 2, MaxLimit: 2}, 1, Options{})
+	e := newEnv(t, simulator.Config{Readings: simulator.Readings{ListingCap: 2, MaxLimit: 2}}, 1, Options{})
 	n := e.nodes[0]
 	e.scrape(nil)
 	t0 := e.nowMS()

@@ -43,7 +43,7 @@ func TestEventsAtTheCursor(t *testing.T) {
 	for _, exclusive := range []bool{false, true} {
 		t.Run(fmt.Sprintf("exclusive_since=%v", exclusive), func(t *testing.T) {
 			t.Parallel()
-			r := newRig(t, rigOpts{sim: simulator.Config{Seed: 9, ExclusiveSince: exclusive}})
+			r := newRig(t, rigOpts{sim: simulator.Config{Seed: 9, Readings: simulator.Readings{ExclusiveSince: exclusive}}})
 			n := r.nodes[0]
 			r.scrape()
 			r.advance(10 * time.Second)
@@ -70,7 +70,7 @@ func TestEventsAtTheCursor(t *testing.T) {
 // whose listings keep only the oldest ListingCap events, and whose asc
 // :limit is silently capped too): the exporter pages and counts them all.
 func TestListingCapPaging(t *testing.T) {
-	r := newRig(t, rigOpts{sim: simulator.Config{Seed: 10, Rate: 4, ListingCap: 50, MaxLimit: 120}})
+	r := newRig(t, rigOpts{sim: simulator.Config{Seed: 10, Rate: 4, Readings: simulator.Readings{ListingCap: 50, MaxLimit: 120}}})
 	r.scrape()
 	s := r.run(10, time.Minute) // ~240 events per node per scrape, 50 per listing
 	_ = s
@@ -89,7 +89,7 @@ func TestBacklogAfterLongOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a day of backlog; skipped with -short")
 	}
-	r := newRig(t, rigOpts{sim: simulator.Config{Seed: 11, Rate: 1, ListingCap: 1000}, timeout: 10 * time.Second})
+	r := newRig(t, rigOpts{sim: simulator.Config{Seed: 11, Rate: 1, Readings: simulator.Readings{ListingCap: 1000}}, timeout: 10 * time.Second})
 	bad := r.nodes[2]
 	r.scrape()
 	r.run(3, time.Minute)

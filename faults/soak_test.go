@@ -192,7 +192,7 @@ func TestSoak(t *testing.T) {
 
 func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 	cfg := simulator.Config{Seed: int64(seed), Rate: 0.15, TokenLifetime: time.Hour,
-		CountRunning: sp.countRunning, ListingCap: sp.listingCap}
+		Readings: simulator.Readings{CountRunning: sp.countRunning, ListingCap: sp.listingCap}}
 	if err := cfg.ApplyProfile(sp.profile); err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ func TestSSOProxySessionExpiry(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
 			const lifetime = 2 * time.Minute
-			r := newRig(t, rigOpts{sim: simulator.Config{Seed: 16, Rate: 2, ListingCap: 40,
-				TokenLifetime: lifetime, SSOProxy: mode}})
+			r := newRig(t, rigOpts{sim: simulator.Config{Seed: 16, Rate: 2,
+				TokenLifetime: lifetime, SSOProxy: mode, Readings: simulator.Readings{ListingCap: 40}}})
 			r.scrape()
 			const scrapes, step = 24, 30 * time.Second
 			for i := 0; i < scrapes; i++ {
@@ -71,7 +71,7 @@ func TestSSOProxyPageMidPoll(t *testing.T) {
 			h.ServeHTTP(w, req)
 		})
 	}
-	r := newRig(t, rigOpts{front: front, sim: simulator.Config{Seed: 17, Rate: 4, ListingCap: 30}})
+	r := newRig(t, rigOpts{front: front, sim: simulator.Config{Seed: 17, Rate: 4, Readings: simulator.Readings{ListingCap: 30}}})
 	r.scrape()
 	held := r.run(2, 30*time.Second)
 	broken.Store(true)

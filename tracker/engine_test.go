@@ -80,9 +80,8 @@ type outcome struct {
 func (sc scenario) run(t testing.TB) outcome {
 	t.Helper()
 	clock := simulator.NewManualClock(testEpoch)
-	cfg := simulator.Config{Clock: clock, Seed: int64(sc.seed), Rate: 1.5, CountRunning: sc.countRunning,
-		ListingCap: sc.listingCap, MaxLimit: sc.maxLimit, ExclusiveSince: sc.exclusive,
-		Nodes: []simulator.NodeConfig{{Host: "n1", ClockOffset: sc.lag}, {Host: "n2"}}}
+	cfg := simulator.Config{Clock: clock, Seed: int64(sc.seed), Rate: 1.5,
+		Nodes: []simulator.NodeConfig{{Host: "n1", ClockOffset: sc.lag}, {Host: "n2"}}, Readings: simulator.Readings{CountRunning: sc.countRunning, ListingCap: sc.listingCap, MaxLimit: sc.maxLimit, ExclusiveSince: sc.exclusive}}
 	if err := cfg.ApplyProfile(sc.profile); err != nil {
 		t.Fatal(err)
 	}

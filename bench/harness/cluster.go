@@ -51,7 +51,7 @@ func startCluster(n int, rate float64, seed int64, con console) (*cluster, error
 		Clock:        c.clock,
 		Seed:         seed,
 		Rate:         rate,
-		CountRunning: con.countRunning,
+		Readings:     simulator.Readings{CountRunning: con.countRunning},
 	}
 	if con.profile != "" {
 		if err := cfg.ApplyProfile(con.profile); err != nil {

@@ -32,6 +32,15 @@ type options struct {
 	maxLimit       int
 	countRunning   bool
 	exclusiveSince bool
+	last           string
+	runnings       string
+	bounds         string
+	newestFirst    bool
+	capKeepsNewest bool
+	retainFor      time.Duration
+	retainLast     int
+	abortOnStop    bool
+	noDate         bool
 	location       string
 	profile        string
 	clockOffsets   []string
@@ -68,11 +77,28 @@ func parseFlags(args []string) (*options, error) {
 		Default("none").EnumVar(&o.scenario, "none", "lively")
 	app.Flag("scenario.every", "Mean simulated time between two lively incidents.").
 		Default("60s").DurationVar(&o.every)
-	app.Flag("listing-cap", "Cap of reqs in day/date/lastevents listings (0: none).").Default("0").IntVar(&o.listingCap)
-	app.Flag("max-limit", "Silent cap of :limit of asc/desc (0: none).").Default("0").IntVar(&o.maxLimit)
-	app.Flag("count-running", "Count running events in event/count too.").BoolVar(&o.countRunning)
+	// The readings: one flag per choice the specification leaves open
+	// (docs/counting.md); each overrides what --profile sets.
+	app.Flag("last", "What a listing's `last` is: "+strings.Join(simulator.LastReadings, ", ")+" (default: as the profile says).").
+		StringVar(&o.last)
+	app.Flag("runnings", "How running events are shown: "+strings.Join(simulator.RunningsReadings, ", ")+" (default: as the profile says).").
+		StringVar(&o.runnings)
 	app.Flag("exclusive-since", "lastevents/:time returns date > time instead of date >= time.").
 		BoolVar(&o.exclusiveSince)
+	app.Flag("bounds", "Bounds of asc, desc and count: "+strings.Join(simulator.BoundsReadings, ", ")+".").
+		Default("inclusive").EnumVar(&o.bounds, simulator.BoundsReadings...)
+	app.Flag("newest-first", "Day and lastevents listings newest first.").BoolVar(&o.newestFirst)
+	app.Flag("listing-cap", "Cap of reqs in day/date/lastevents listings (0: none).").Default("0").IntVar(&o.listingCap)
+	app.Flag("cap-keeps-newest", "A capped listing keeps the newest events of its range instead of the oldest.").
+		BoolVar(&o.capKeepsNewest)
+	app.Flag("max-limit", "Silent cap of :limit of asc/desc (0: none).").Default("0").IntVar(&o.maxLimit)
+	app.Flag("count-running", "Count running events in event/count too.").BoolVar(&o.countRunning)
+	app.Flag("retain-for", "Forget events dated more than this before the node's now (0: keep them).").
+		Default("0").DurationVar(&o.retainFor)
+	app.Flag("retain-last", "Keep only the newest N events of each node (0: all).").Default("0").IntVar(&o.retainLast)
+	app.Flag("abort-on-stop", "A cluster stop aborts running events: they never complete and are never listed again.").
+		BoolVar(&o.abortOnStop)
+	app.Flag("no-date", "Leave the Date header out of every answer.").BoolVar(&o.noDate)
 	app.Flag("location", "Time zone of day boundaries of get/events (IANA name).").Default("UTC").StringVar(&o.location)
 	app.Flag("profile", "Console behaviour where the specification leaves a choice open: "+profileHelp()+".").
 		Default(simulator.ProfileNames()[0]).EnumVar(&o.profile, simulator.ProfileNames()...)
@@ -92,20 +118,19 @@ func parseFlags(args []string) (*options, error) {
 // config turns the flags into a simulator configuration.
 func (o *options) config(clock simulator.Clock) (simulator.Config, error) {
 	cfg := simulator.Config{
-		StaticTokens:   o.staticTokens,
-		TokenLifetime:  o.tokenLifetime,
-		RefusalStatus:  o.refusalStatus,
-		Clock:          clock,
-		Seed:           o.seed,
-		Rate:           o.rate,
-		ListingCap:     o.listingCap,
-		MaxLimit:       o.maxLimit,
-		CountRunning:   o.countRunning,
-		ExclusiveSince: o.exclusiveSince,
-		StartedAgo:     o.startedAgo,
-		Pretty:         o.pretty,
+		StaticTokens:  o.staticTokens,
+		TokenLifetime: o.tokenLifetime,
+		RefusalStatus: o.refusalStatus,
+		Clock:         clock,
+		Seed:          o.seed,
+		Rate:          o.rate,
+		StartedAgo:    o.startedAgo,
+		Pretty:        o.pretty,
 	}
 	if err := cfg.ApplyProfile(o.profile); err != nil {
+		return cfg, err
+	}
+	if err := o.readings(&cfg.Readings); err != nil {
 		return cfg, err
 	}
 	if o.ssoProxy != "none" {
@@ -175,4 +200,30 @@ func profileHelp() string {
 		parts = append(parts, name+" ("+simulator.ProfileDoc(name)+")")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// readings applies the reading flags over what the profile set.
+func (o *options) readings(r *simulator.Readings) error {
+	var err error
+	if o.last != "" {
+		if r.Last, err = simulator.ParseLast(o.last); err != nil {
+			return fmt.Errorf("--last: %w", err)
+		}
+	}
+	if o.runnings != "" {
+		if r.Runnings, err = simulator.ParseRunnings(o.runnings); err != nil {
+			return fmt.Errorf("--runnings: %w", err)
+		}
+	}
+	if r.Bounds, err = simulator.ParseBounds(o.bounds); err != nil {
+		return fmt.Errorf("--bounds: %w", err)
+	}
+	r.ExclusiveSince = r.ExclusiveSince || o.exclusiveSince
+	r.NewestFirst = r.NewestFirst || o.newestFirst
+	r.CapKeepsNewest = r.CapKeepsNewest || o.capKeepsNewest
+	r.CountRunning = r.CountRunning || o.countRunning
+	r.AbortOnStop, r.NoDate = o.abortOnStop, o.noDate
+	r.ListingCap, r.MaxLimit = o.listingCap, o.maxLimit
+	r.RetainFor, r.RetainLast = o.retainFor, o.retainLast
+	return r.Validate()
 }

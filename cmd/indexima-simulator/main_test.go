@@ -78,7 +78,7 @@ func TestProfileFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.ConsoleClockLast || !cfg.CompletedOnly || cfg.NewestFirst || !cfg.CountRunning || cfg.StartedAgo != 30*time.Hour {
+	if cfg.Last != simulator.LastConsoleClock || cfg.Runnings != simulator.RunningsEmpty || cfg.NewestFirst || !cfg.CountRunning || cfg.StartedAgo != 30*time.Hour {
 		t.Errorf("profile flags gave %+v", cfg)
 	}
 	if got := []time.Duration{cfg.Nodes[0].ClockOffset, cfg.Nodes[1].ClockOffset, cfg.Nodes[2].ClockOffset}; got[0] != 0 || got[1] != -20*time.Second || got[2] != -90*time.Second {

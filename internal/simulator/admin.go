@@ -59,6 +59,8 @@ func (s *Simulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			s.adminTruth(w, q.Get("node"))
 		case "/sim/stats":
 			adminJSON(w, http.StatusOK, s.Stats())
+		case "/sim/readings":
+			adminJSON(w, http.StatusOK, map[string]string{"readings": s.Readings().String()})
 		case "/sim/nodes":
 			type nodeInfo struct {
 				Key     string   `json:"key"`
@@ -85,6 +87,8 @@ func (s *Simulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		s.adminIncident(w, strings.TrimPrefix(path, "/sim/incident/"), q)
 	case path == "/sim/fault":
 		s.adminFault(w, q)
+	case path == "/sim/readings":
+		s.adminReadings(w, q)
 	case path == "/sim/faults/clear":
 		s.ClearFaults()
 		adminJSON(w, http.StatusOK, map[string]string{"status": "cleared"})
@@ -277,4 +281,17 @@ func (s *Simulator) clearNodeFault(key string, f Fault) {
 		delete(s.faults.nodes, key)
 	}
 	s.faults.mu.Unlock()
+}
+
+// adminReadings changes readings while serving (an upgrade or a restart of
+// the console): each parameter named as the simulator's flag sets that
+// knob, the others stay, e.g. POST /sim/readings?count-running=true&last=newest.
+func (s *Simulator) adminReadings(w http.ResponseWriter, q map[string][]string) {
+	r, err := ApplyReadingParams(s.Readings(), q)
+	if err != nil {
+		adminError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.SetReadings(r)
+	adminJSON(w, http.StatusOK, map[string]string{"readings": r.String()})
 }

@@ -65,30 +65,9 @@ type Config struct {
 	Rate float64
 	// Location of the day boundaries of get/events and get/events/:date; default UTC.
 	Location *time.Location
-	// ListingCap caps the number of reqs in day/date/lastevents listings (the
-	// oldest are returned, `last` is still the listing time); 0: no cap. Models a
-	// console whose listing holds fewer events than arrived (paging needed).
-	ListingCap int
-	// MaxLimit caps :limit of asc/desc (a console cap the caller cannot see); 0: none.
-	MaxLimit int
-	// CountRunning makes event/count include running events too (the spec leaves
-	// it open). Default false: count completed events only.
-	CountRunning bool
-	// ExclusiveSince makes lastevents/:time return events with date > time;
-	// default (false) is date >= time, which repeats events at the boundary.
-	ExclusiveSince bool
-	// CompletedOnly lists an event only once it has completed (dated at its
-	// start, as always) and never in runnings: the specification says
-	// runnings "may be empty". Default false: running events are listed.
-	CompletedOnly bool
-	// ConsoleClockLast makes `last` the console's clock instead of the
-	// node's: a node whose clock lags (NodeConfig.ClockOffset < 0) then dates
-	// its events behind `last`. The vendor's example listing has a `last`
-	// years after its events, so `last` is a clock, not the newest event.
-	ConsoleClockLast bool
-	// NewestFirst makes day, date and lastevents listings newest first, and
-	// ListingCap keep the newest events instead of the oldest.
-	NewestFirst bool
+	// Readings are the console's choices where the specification leaves
+	// one open (readings.go); SetReadings changes them while serving.
+	Readings
 	// StartedAgo puts each node's initial history (a cluster start, its
 	// loads and preload) this long before the clock's time at New, instead
 	// of earlier the same day; the initial history spans 20 minutes.
@@ -141,6 +120,10 @@ type Event struct {
 	// before, from Date on, it is listed in runnings (without a duration).
 	CompletedAt int64
 	Seq         int64 // order of insertion in the node's log
+	// Aborted is set for an event a cluster stop aborted while it ran
+	// (Readings.AbortOnStop): it never completes (CompletedAt is then the
+	// largest int64) and is never listed again.
+	Aborted bool
 }
 
 // Stats counts what the console saw, for tests and the load harness.
@@ -237,6 +220,9 @@ type Listing struct {
 	Reqs     []Event // Duration meaningful
 	Runnings []Event // Duration not given by the console
 	Last     int64
+	// Date is the console's clock as its Date header shows it (Unix ms,
+	// whole seconds); 0 with Readings.NoDate.
+	Date int64
 }
 
 // LastEvents answers get/lastevents/:time for node in-process, exactly as
@@ -255,6 +241,26 @@ func (s *Simulator) EventCount(node string, start, end int64) int64 {
 
 // Truth returns a copy of a node's whole log, ordered by Seq.
 func (s *Simulator) Truth(node string) []Event { return s.truth(node) }
+
+// Visible returns the Seq of the node's events a listing can show as
+// completed now (completed, not forgotten by retention, not aborted).
+func (s *Simulator) Visible(node string) map[int64]bool { return s.visible(node) }
+
+// Counted returns the Seq of the node's events event/count counts now
+// (completed ones, and started ones too with CountRunning; not forgotten).
+func (s *Simulator) Counted(node string) map[int64]bool { return s.countedNow(node) }
+
+// ConsoleNow is the console's clock, Unix ms.
+func (s *Simulator) ConsoleNow() int64 { return s.clock.Now().UnixMilli() }
+
+// ---- Readings (readings.go) ----
+
+// Readings returns the readings in force.
+func (s *Simulator) Readings() Readings { return *s.readings() }
+
+// SetReadings changes the readings while serving (an upgrade, a restart of
+// the console): answers from now on follow them.
+func (s *Simulator) SetReadings(r Readings) { s.setReadings(r) }
 
 // Nodes returns the node keys in configuration order.
 func (s *Simulator) Nodes() []string { return s.nodes() }

@@ -19,7 +19,7 @@ func (s *Simulator) sampleListing() []byte {
 		evs[i] = Event{Type: TableLoaded, Date: now - int64(40-i)*1000, Duration: 120,
 			Comment: "sales.orders"}
 	}
-	return appendListing(nil, evs, nil, now, false)
+	return appendListing(nil, evs, nil, now, true, false)
 }
 
 func (s *Simulator) writeBadBody(w http.ResponseWriter, r *http.Request, kind BadBody) {

@@ -53,7 +53,7 @@ func BenchmarkEncodeListing10000(b *testing.B) {
 	buf := make([]byte, 0, 1<<20)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		buf = appendListing(buf[:0], evs, evs[:10], 1795341700000, false)
+		buf = appendListing(buf[:0], evs, evs[:10], 1795341700000, true, false)
 	}
 	b.SetBytes(int64(len(buf)))
 }

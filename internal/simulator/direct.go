@@ -1,7 +1,7 @@
 package simulator
 
 // The event endpoints answered in-process: the same code as the HTTP
-// handlers (profiles, caps, visibility), without HTTP, authentication or
+// handlers (readings, caps, visibility), without HTTP, authentication or
 // faults. The counting engine's tests drive it through these at thousands
 // of schedules a second.
 
@@ -10,27 +10,20 @@ func (s *Simulator) directListing(key string, q listingQuery) Listing {
 	if n == nil {
 		return Listing{}
 	}
+	rd := s.readings()
 	now := s.lockNode(n)
 	defer n.mu.Unlock()
-	reqs, runnings, last := s.answer(n, q, now, nil)
-	return Listing{Reqs: reqs, Runnings: runnings, Last: last}
+	reqs, runnings, last := s.answer(n, q, now, rd, nil)
+	date, _ := s.dateHeader(rd)
+	return Listing{Reqs: reqs, Runnings: runnings, Last: last, Date: date}
 }
 
 func (s *Simulator) directSince(key string, since int64) Listing {
-	if s.cfg.ExclusiveSince && since < maxInt64 {
-		since++
-	}
-	return s.directListing(key, listingQuery{lo: since, hi: maxInt64, limit: s.cfg.ListingCap})
+	return s.directListing(key, s.sinceQuery(since))
 }
 
 func (s *Simulator) directRange(key string, desc bool, start, end int64, limit int) Listing {
-	if limit < 0 {
-		limit = 0
-	}
-	if s.cfg.MaxLimit > 0 && limit > s.cfg.MaxLimit {
-		limit = s.cfg.MaxLimit
-	}
-	return s.directListing(key, listingQuery{lo: start, hi: end, limit: limit, limited: true, desc: desc})
+	return s.directListing(key, s.rangeQuery(desc, start, end, max(limit, 0)))
 }
 
 func (s *Simulator) directCount(key string, start, end int64) int64 {
@@ -38,7 +31,9 @@ func (s *Simulator) directCount(key string, start, end int64) int64 {
 	if n == nil {
 		return 0
 	}
+	rd := s.readings()
+	lo, hi := rd.inclusive(start, end)
 	now := s.lockNode(n)
 	defer n.mu.Unlock()
-	return s.count(n, start, end, now)
+	return s.count(n, lo, hi, now, rd)
 }

@@ -9,8 +9,9 @@ import (
 // events per answer across hundreds of nodes, and reflection-based encoding
 // would make the simulator, not the exporter, the bottleneck.
 
-// appendListing appends {"reqs":[...],"runnings":[...],"last":N}.
-func appendListing(b []byte, reqs, runnings []Event, last int64, pretty bool) []byte {
+// appendListing appends {"reqs":[...],"runnings":[...],"last":N}, without
+// the runnings field when withRunnings is false (Readings.Runnings absent).
+func appendListing(b []byte, reqs, runnings []Event, last int64, withRunnings, pretty bool) []byte {
 	nl, ind := "", ""
 	if pretty {
 		nl, ind = "\n", "  "
@@ -29,19 +30,21 @@ func appendListing(b []byte, reqs, runnings []Event, last int64, pretty bool) []
 		b = appendEvent(b, &reqs[i], true)
 	}
 	b = append(b, `],`...)
-	b = append(b, nl...)
-	b = append(b, ind...)
-	b = append(b, `"runnings":[`...)
-	for i := range runnings {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	if withRunnings {
 		b = append(b, nl...)
 		b = append(b, ind...)
-		b = append(b, ind...)
-		b = appendEvent(b, &runnings[i], false)
+		b = append(b, `"runnings":[`...)
+		for i := range runnings {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, nl...)
+			b = append(b, ind...)
+			b = append(b, ind...)
+			b = appendEvent(b, &runnings[i], false)
+		}
+		b = append(b, `],`...)
 	}
-	b = append(b, `],`...)
 	b = append(b, nl...)
 	b = append(b, ind...)
 	b = append(b, `"last":`...)

@@ -167,10 +167,7 @@ func (s *Simulator) serveNode(w http.ResponseWriter, r *http.Request, n *node, n
 		if !ok {
 			return
 		}
-		if s.cfg.ExclusiveSince && t < maxInt64 {
-			t++
-		}
-		s.serveListing(w, r, n, listingQuery{lo: t, hi: maxInt64, limit: s.cfg.ListingCap})
+		s.serveListing(w, r, n, s.sinceQuery(t))
 	case epEventAsc, epEventDesc, epEventCount:
 		lo, ok := parseInt(w, r, s, ":start", p[0])
 		if !ok {
@@ -192,11 +189,7 @@ func (s *Simulator) serveNode(w http.ResponseWriter, r *http.Request, n *node, n
 			s.writeMessage(w, r, http.StatusBadRequest, "Bad parameter :limit: must not be negative")
 			return
 		}
-		if s.cfg.MaxLimit > 0 && limit > int64(s.cfg.MaxLimit) {
-			limit = int64(s.cfg.MaxLimit)
-		}
-		s.serveListing(w, r, n, listingQuery{lo: lo, hi: hi, limit: int(min(limit, maxInt32)),
-			limited: true, desc: name == epEventDesc})
+		s.serveListing(w, r, n, s.rangeQuery(name == epEventDesc, lo, hi, int(min(limit, maxInt32))))
 	}
 }
 
@@ -246,5 +239,25 @@ func (s *Simulator) serveDay(w http.ResponseWriter, r *http.Request, n *node, da
 	}
 	lo := day.UnixMilli()
 	hi := day.AddDate(0, 0, 1).UnixMilli() - 1
-	s.serveListing(w, r, n, listingQuery{lo: lo, hi: hi, limit: s.cfg.ListingCap})
+	s.serveListing(w, r, n, listingQuery{lo: lo, hi: hi, limit: s.readings().ListingCap, echo: lo})
+}
+
+// sinceQuery is get/lastevents/:time under the readings in force.
+func (s *Simulator) sinceQuery(t int64) listingQuery {
+	rd := s.readings()
+	q := listingQuery{lo: t, hi: maxInt64, limit: rd.ListingCap, echo: t}
+	if rd.ExclusiveSince && t < maxInt64 {
+		q.lo++
+	}
+	return q
+}
+
+// rangeQuery is get/event/asc or desc under the readings in force.
+func (s *Simulator) rangeQuery(desc bool, start, end int64, limit int) listingQuery {
+	rd := s.readings()
+	if rd.MaxLimit > 0 && limit > rd.MaxLimit {
+		limit = rd.MaxLimit
+	}
+	lo, hi := rd.inclusive(start, end)
+	return listingQuery{lo: lo, hi: hi, limit: limit, limited: true, desc: desc, echo: start}
 }

@@ -60,7 +60,7 @@ func TestGzipOnlyWhenAsked(t *testing.T) {
 
 func TestLastEventsSinceIsInclusive(t *testing.T) {
 	for _, exclusive := range []bool{false, true} {
-		s, clk := newTestSim(t, Config{ExclusiveSince: exclusive})
+		s, clk := newTestSim(t, Config{Readings: Readings{ExclusiveSince: exclusive}})
 		tok := login(t, s)
 		at := t0.Add(time.Second)
 		s.Append(nodeA, ev("before", at.Add(-time.Millisecond), 0), ev("at-1", at, 0), ev("at-2", at, 0),
@@ -194,7 +194,7 @@ func TestAscDescCount(t *testing.T) {
 }
 
 func TestCountRunningAndMaxLimit(t *testing.T) {
-	s, clk := newTestSim(t, Config{CountRunning: true, MaxLimit: 2})
+	s, clk := newTestSim(t, Config{Readings: Readings{CountRunning: true, MaxLimit: 2}})
 	tok := login(t, s)
 	base := t0.Add(10 * time.Second)
 	s.Append(nodeA, ev("a", base, 0), ev("b", base, 0), ev("c", base, 0), ev("run", base, time.Hour))
@@ -255,7 +255,7 @@ func TestDayListings(t *testing.T) {
 }
 
 func TestListingCapKeepsTheOldest(t *testing.T) {
-	s, clk := newTestSim(t, Config{ListingCap: 3})
+	s, clk := newTestSim(t, Config{Readings: Readings{ListingCap: 3}})
 	tok := login(t, s)
 	base := t0.Add(time.Second)
 	for _, n := range []string{"c1", "c2", "c3", "c4", "c5"} {

@@ -38,6 +38,10 @@ type node struct {
 	open      []Event
 	watermark int64 // highest node time at which open was pruned
 
+	// forgot is the key of the oldest event retention keeps (zero: none
+	// forgotten); it only moves forward (retainedFrom).
+	forgot logKey
+
 	loaded   map[string]bool // hyperindexes currently loaded
 	stopped  bool            // between CLUSTER_STOP and CLUSTER_START
 	genSlot  int64           // next background slot (simulated second) to generate
@@ -112,4 +116,22 @@ func (n *node) runningAt(now int64) []Event {
 		return out[a].Seq < out[b].Seq
 	})
 	return out
+}
+
+// abortRunning aborts the events running at now (a cluster stop with
+// Readings.AbortOnStop): they never complete and are never listed again.
+// They stay in open, so that a count of completed events leaves them out.
+// Caller holds mu.
+func (n *node) abortRunning(now int64) {
+	for _, ev := range n.runningAt(now) {
+		i := n.indexOf(logKey{ev.Date, ev.Seq})
+		if i < len(n.log) && n.log[i].Seq == ev.Seq {
+			n.log[i].Aborted, n.log[i].CompletedAt = true, maxInt64
+		}
+		for j := range n.open {
+			if n.open[j].Seq == ev.Seq {
+				n.open[j].Aborted, n.open[j].CompletedAt = true, maxInt64
+			}
+		}
+	}
 }

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// A profile is one set of choices where the specification leaves the
-// console's behaviour open. The exporter is checked against every profile:
-// real consoles may make any of these choices.
+// A profile is a named bundle of readings (readings.go) and of the other
+// console behaviours a real console was seen to have. The exporter is
+// checked against every profile, and against readings drawn at random.
 type profile struct {
 	name  string
 	doc   string
@@ -18,13 +18,13 @@ var profiles = []profile{
 	{"running", "events listed in runnings while they run and in reqs once completed; `last` is the node's clock (the default)",
 		func(*Config) {}},
 	{"completed-only", "an event is listed only once it has completed, dated at its start; runnings always empty",
-		func(c *Config) { c.CompletedOnly = true }},
+		func(c *Config) { c.Runnings = RunningsEmpty }},
 	{"console-clock", "`last` is the console's clock, so a node whose clock lags dates its events behind `last`; runnings listed",
-		func(c *Config) { c.ConsoleClockLast = true }},
+		func(c *Config) { c.Last = LastConsoleClock }},
 	{"console-clock-completed-only", "`last` is the console's clock and events are listed only once completed",
-		func(c *Config) { c.ConsoleClockLast, c.CompletedOnly = true, true }},
+		func(c *Config) { c.Last, c.Runnings = LastConsoleClock, RunningsEmpty }},
 	{"newest-first", "day and lastevents listings newest first; a listing cap keeps the newest events",
-		func(c *Config) { c.NewestFirst = true }},
+		func(c *Config) { c.NewestFirst, c.CapKeepsNewest = true, true }},
 	{"sso-login-page", "published behind a single-sign-on proxy: a call with an expired session gets 200 and an HTML login page",
 		func(c *Config) { c.SSOProxy = SSOLoginPage }},
 	{"sso-redirect", "published behind a single-sign-on proxy: a call with an expired session gets a 302 to /login",

@@ -25,7 +25,7 @@ func TestProfiles(t *testing.T) {
 		{"newest-first", want{runningListed: true, newestFirst: true}},
 	} {
 		t.Run(tc.profile, func(t *testing.T) {
-			cfg := Config{ListingCap: 3, Nodes: []NodeConfig{{Host: "node-a", ClockOffset: -20 * time.Second}}}
+			cfg := Config{Nodes: []NodeConfig{{Host: "node-a", ClockOffset: -20 * time.Second}}, Readings: Readings{ListingCap: 3}}
 			if err := cfg.ApplyProfile(tc.profile); err != nil {
 				t.Fatal(err)
 			}

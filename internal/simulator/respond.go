@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 var gzipPool = sync.Pool{New: func() any {
@@ -36,6 +37,14 @@ func gzipBytes(b []byte) []byte {
 func (s *Simulator) writeBody(w http.ResponseWriter, r *http.Request, status int, ctype string, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", ctype)
+	// The Date header is the console's clock (the simulated one), as a
+	// real server's is its host's; none with Readings.NoDate (a nil value
+	// keeps net/http from adding its own).
+	if ms, ok := s.dateHeader(s.readings()); ok {
+		h.Set("Date", time.UnixMilli(ms).UTC().Format(http.TimeFormat))
+	} else {
+		h["Date"] = nil
+	}
 	if acceptsGzip(r) {
 		h.Set("Content-Encoding", "gzip")
 		h.Add("Vary", "Accept-Encoding")

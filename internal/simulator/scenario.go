@@ -285,8 +285,12 @@ func (s *Simulator) reloadIndexes(key string, indexes ...string) {
 }
 
 func (s *Simulator) stopCluster() {
+	abort := s.readings().AbortOnStop
 	for _, n := range s.nodeList {
 		now := s.lockNode(n)
+		if abort {
+			n.abortRunning(now)
+		}
 		n.insertAt(ClusterStop, now, 15, "")
 		n.stopped = true
 		clear(n.loaded)
@@ -342,6 +346,43 @@ func (s *Simulator) truth(key string) []Event {
 	copy(out, n.log)
 	n.mu.Unlock()
 	sort.Slice(out, func(a, b int) bool { return out[a].Seq < out[b].Seq })
+	return out
+}
+
+// visible returns the Seq of the events a listing can show as completed
+// now.
+func (s *Simulator) visible(key string) map[int64]bool {
+	n := s.byKey[key]
+	if n == nil {
+		return nil
+	}
+	rd := s.readings()
+	now := s.lockNode(n)
+	defer n.mu.Unlock()
+	out := map[int64]bool{}
+	for i := n.retainedFrom(now, rd); i < len(n.log); i++ {
+		if ev := &n.log[i]; ev.Date <= now && shown(ev, now) {
+			out[ev.Seq] = true
+		}
+	}
+	return out
+}
+
+// countedNow returns the Seq of the events event/count counts now.
+func (s *Simulator) countedNow(key string) map[int64]bool {
+	n := s.byKey[key]
+	if n == nil {
+		return nil
+	}
+	rd := s.readings()
+	now := s.lockNode(n)
+	defer n.mu.Unlock()
+	out := map[int64]bool{}
+	for i := n.retainedFrom(now, rd); i < len(n.log); i++ {
+		if ev := &n.log[i]; ev.Date <= now && (ev.CompletedAt <= now || rd.CountRunning) {
+			out[ev.Seq] = true
+		}
+	}
 	return out
 }
 

@@ -22,8 +22,9 @@ type Simulator struct {
 	faults faultState
 	st     statsState
 
-	admin    atomic.Bool   // serve the /sim/ admin API too (EnableAdmin)
-	rateBits atomic.Uint64 // background rate (SetRate), as float64 bits
+	rd       atomic.Pointer[Readings] // the readings in force (SetReadings)
+	admin    atomic.Bool              // serve the /sim/ admin API too (EnableAdmin)
+	rateBits atomic.Uint64            // background rate (SetRate), as float64 bits
 
 	// Serving. The listener can be closed and reopened on the same address
 	// (the console Down fault) while the http.Server lives on.
@@ -50,6 +51,7 @@ func newSimulator(cfg Config) *Simulator {
 		s.cfg.RefusalStatus = http.StatusUnauthorized
 	}
 	s.setRate(cfg.Rate)
+	s.setReadings(cfg.Readings)
 	s.auth.init(cfg)
 	s.faults.nodes = map[string]*activeFault{}
 	s.st.reset()
