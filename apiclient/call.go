@@ -139,6 +139,7 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 		return fine, c.transportError(ctx, rq, err, sent.Load())
 	}
 	defer drain(resp)
+	c.clock.note(resp.Header)
 	code = strconv.Itoa(resp.StatusCode)
 	if !acquireBodySlot(ctx) {
 		return fine, c.transportError(ctx, rq, ctx.Err(), true)

@@ -40,6 +40,7 @@ type Client struct {
 	auth   *session
 	now    func() time.Time // the login backoff's clock; tests replace it
 	noGzip bool             // tests: do not ask for gzip, to prove plain answers work
+	clock  *consoleClock    // the console's clock, from its answers' Date header
 }
 
 // New checks cfg and returns a client; it does not contact the console.
@@ -52,7 +53,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, http: hc, logger: cfg.Logger, now: time.Now}
+	c := &Client{cfg: cfg, http: hc, logger: cfg.Logger, now: time.Now, clock: &consoleClock{}}
 	if c.logger == nil {
 		c.logger = log.NewNopLogger()
 	}

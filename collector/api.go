@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 )
@@ -14,6 +15,7 @@ type nodeAPI interface {
 	EventCount(ctx context.Context, node apiclient.Node, start, end int64) (int64, error)
 	Version(ctx context.Context, node apiclient.Node) (apiclient.VersionInfo, error)
 	Columns(ctx context.Context, node apiclient.Node, table string) (apiclient.ColumnsInfo, error)
+	ConsoleClock() (now time.Time, age time.Duration, ok bool)
 }
 
 var _ nodeAPI = (*apiclient.Client)(nil)

@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
@@ -33,7 +34,33 @@ func (c nodeConsole) List(ctx context.Context, q tracker.Query, h tracker.Handle
 		}
 		return tracker.Info{}, err
 	}
-	return tracker.Info{Last: info.Last, HasLast: info.HasLast}, nil
+	out := tracker.Info{Last: info.Last, HasLast: info.HasLast}
+	if now, _, ok := c.api.ConsoleClock(); ok {
+		out.Date, out.HasDate = now.UnixMilli(), true
+	}
+	return out, nil
+}
+
+// clockFresh is how old the console's latest answer may be for its Date to
+// tell the console's clock; beyond it, a cheap call is made to read it
+// again (local and console clocks drift apart little, but they do).
+const clockFresh = time.Minute
+
+// Clock is the console's clock, from the Date header of its answers. With
+// no recent answer at hand it asks the node for its version (a call that
+// takes no time parameter) to read it.
+func (c nodeConsole) Clock(ctx context.Context) (int64, bool, error) {
+	if now, age, ok := c.api.ConsoleClock(); ok && age < clockFresh {
+		return now.UnixMilli(), true, nil
+	}
+	_, err := c.api.Version(ctx, c.node)
+	if now, age, ok := c.api.ConsoleClock(); ok && age < clockFresh {
+		return now.UnixMilli(), true, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return 0, false, nil
 }
 
 func (c nodeConsole) Count(ctx context.Context, start, end int64) (int64, error) {

@@ -52,8 +52,17 @@ type Handler interface {
 
 // Info is what a listing says besides its events.
 type Info struct {
-	Last    int64 // `last`, Unix milliseconds; meaningful only when HasLast
+	// Last is the listing's `last`, Unix milliseconds (HasLast). The
+	// specification calls it "the timestamp of the current listing" and no
+	// more: a node's clock, the console's, the newest event returned or the
+	// :time asked are all readings of it, so the engine keeps it for the
+	// logs and trusts it for nothing.
+	Last    int64
 	HasLast bool
+	// Date is the console's clock when it answered (its Date header), Unix
+	// milliseconds (HasDate): the one clock the console shows.
+	Date    int64
+	HasDate bool
 }
 
 // Console is what the engine needs of one node, through the cluster's
@@ -63,9 +72,14 @@ type Info struct {
 type Console interface {
 	List(ctx context.Context, q Query, h Handler) (Info, error)
 	// Count is get/event/count/:start/:end: the events "starting between
-	// :start and :end" (inclusive). Whether running events are included is
-	// the console's choice; the engine finds out.
+	// :start and :end". Whether the bounds are included, and whether
+	// running events are, is the console's choice; the engine finds out.
 	Count(ctx context.Context, start, end int64) (int64, error)
+	// Clock is the console's clock now, Unix milliseconds, from the Date
+	// header of its latest answer (advanced by the time since); it may
+	// make a cheap call when no answer is at hand. ok is false when the
+	// console's answers carry no Date.
+	Clock(ctx context.Context) (ms int64, ok bool, err error)
 }
 
 // ErrTooLarge marks a listing refused for its size (the client's body

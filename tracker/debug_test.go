@@ -15,7 +15,7 @@ func TestOneSeed(t *testing.T) {
 	if *debugSeed == 0 {
 		t.Skip("set -tracker.seed")
 	}
-	sc := scenario{seed: *debugSeed, profile: "running", polls: 40}
+	sc := scenario{seed: *debugSeed, polls: 40}
 	if f := featureCases[*debugCase]; f != nil {
 		f(&sc)
 	} else if *debugCase == "random" {

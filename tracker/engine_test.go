@@ -2,65 +2,197 @@ package tracker
 
 import (
 	"context"
-	"os"
-
 	"fmt"
-	"github.com/go-kit/log"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-kit/log"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 )
 
 // scenario is one seeded schedule of a node's life and of the polls that
-// read it, on one console profile.
+// read it, on a console whose readings (every choice the specification
+// leaves open, simulator.Readings) are drawn at random, some of them
+// switched while it serves (an upgrade, a restart).
 type scenario struct {
-	seed         uint64
-	profile      string
-	countRunning bool
-	lag          time.Duration // the node's clock against the console's
-	listingCap   int
-	maxLimit     int
-	exclusive    bool
-	faults       bool // calls fail now and then
-	tooLarge     int  // lastevents listings of more reqs are refused
-	rewinds      bool // the node's clock steps back now and then
-	polls        int
+	seed     uint64
+	rd       simulator.Readings
+	lag      time.Duration // the node's clock against the console's
+	faults   bool          // calls fail now and then
+	tooLarge int           // lastevents listings of more reqs are refused
+	rewinds  bool          // the node's clock steps back now and then
+	batch    int           // a run of this many identical events at one millisecond (0: none)
+	batchAt  int           // the poll before which it is logged
+	stopAt   int           // the poll before which the cluster stops (0: never); it starts again 3 polls later
+	switches []readingSwitch
+	polls    int
 }
 
+// readingSwitch changes the console's readings before poll at.
+type readingSwitch struct {
+	at    int
+	name  string
+	apply func(*simulator.Readings)
+}
+
+// readingsAt returns the readings in force at poll i.
+func (sc scenario) readingsAt(i int) simulator.Readings {
+	r := sc.rd
+	for _, s := range sc.switches {
+		if s.at <= i {
+			s.apply(&r)
+		}
+	}
+	return r
+}
+
+// ever tells whether f holds for the readings at some poll.
+func (sc scenario) ever(f func(simulator.Readings) bool) bool {
+	if f(sc.rd) {
+		return true
+	}
+	for _, s := range sc.switches {
+		if f(sc.readingsAt(s.at)) {
+			return true
+		}
+	}
+	return false
+}
+
+// stoppedCounting tells the poll at which the console stops counting
+// running events: until the engine has seen it (votes of polls with running
+// events), it takes the running events out of the count, which hides as
+// many misses.
+func (sc scenario) stoppedCounting(i int) bool {
+	for _, s := range sc.switches {
+		if i == s.at && sc.readingsAt(s.at-1).CountRunning && !sc.readingsAt(s.at).CountRunning {
+			return true
+		}
+	}
+	return false
+}
+
+// countSwitchPolls bounds the successful polls the engine takes to follow a
+// console that stopped counting running events (two votes, and polls
+// without a vote when no running event is listed).
+const countSwitchPolls = 10
+
 // blind tells a console that lists events only once completed but counts
-// running ones: the engine cannot tell its running events from missing ones.
+// running ones: the engine cannot tell its running events from missing
+// ones, and finds a miss only by a search (backed off up to 64 polls).
 func (sc scenario) blind() bool {
-	return sc.countRunning && (sc.profile == "completed-only" || sc.profile == "console-clock-completed-only")
+	return sc.ever(func(r simulator.Readings) bool { return r.CountRunning && r.Runnings != simulator.RunningsListed })
+}
+
+// forgetting tells a console that forgets events at some point.
+func (sc scenario) forgetting() bool {
+	return sc.ever(func(r simulator.Readings) bool { return r.RetainFor > 0 || r.RetainLast > 0 })
+}
+
+// unreadableBatch tells a batch larger than any listing or page the
+// console gives: part of it can never be read.
+func (sc scenario) unreadableBatch() bool {
+	return sc.batch > 0 && sc.ever(func(r simulator.Readings) bool {
+		return r.MaxLimit > 0 && sc.batch > r.MaxLimit && (r.ListingCap > 0 && sc.batch > r.ListingCap || sc.tooLarge > 0)
+	})
 }
 
 func (sc scenario) String() string {
-	return fmt.Sprintf("seed=%d profile=%s count_running=%v lag=%v cap=%d max_limit=%d exclusive=%v faults=%v too_large=%d rewinds=%v",
-		sc.seed, sc.profile, sc.countRunning, sc.lag, sc.listingCap, sc.maxLimit, sc.exclusive, sc.faults, sc.tooLarge, sc.rewinds)
+	var sw []string
+	for _, s := range sc.switches {
+		sw = append(sw, fmt.Sprintf("%s@%d", s.name, s.at))
+	}
+	return fmt.Sprintf("seed=%d readings=[%s] lag=%v faults=%v too_large=%d rewinds=%v batch=%d@%d stop@%d switches=[%s]",
+		sc.seed, sc.rd, sc.lag, sc.faults, sc.tooLarge, sc.rewinds, sc.batch, sc.batchAt, sc.stopAt, strings.Join(sw, " "))
 }
 
-// randomScenario draws a scenario from a seed: every profile, both count
-// semantics, lagging clocks, caps, faults, refused listings and rewinds.
+// randomReadings draws one console: each reading of the specification's
+// open questions independently.
+func randomReadings(r *rand.Rand) simulator.Readings {
+	var rd simulator.Readings
+	rd.Last = []simulator.LastReading{simulator.LastNodeClock, simulator.LastConsoleClock, simulator.LastNewest, simulator.LastAhead}[r.IntN(4)]
+	switch x := r.IntN(10); {
+	case x < 2:
+		rd.Runnings = simulator.RunningsEmpty
+	case x < 3:
+		rd.Runnings = simulator.RunningsAbsent
+	}
+	rd.ExclusiveSince = r.IntN(3) == 0
+	if r.IntN(2) == 0 {
+		rd.Bounds = []simulator.BoundsReading{simulator.BoundsExclusive, simulator.BoundsStartExclusive, simulator.BoundsEndExclusive}[r.IntN(3)]
+	}
+	rd.NewestFirst = r.IntN(4) == 0
+	if r.IntN(4) == 0 {
+		rd.ListingCap = 5 + r.IntN(30)
+		rd.CapKeepsNewest = r.IntN(2) == 0
+	}
+	if r.IntN(4) == 0 {
+		rd.MaxLimit = 6 + r.IntN(20)
+	}
+	rd.CountRunning = r.IntN(2) == 0
+	switch x := r.IntN(10); {
+	case x == 0:
+		rd.RetainFor = time.Duration(4+r.IntN(12)) * time.Minute
+	case x == 1:
+		rd.RetainLast = 60 + r.IntN(400)
+	}
+	rd.AbortOnStop = r.IntN(3) == 0
+	rd.NoDate = r.IntN(8) == 0
+	return rd
+}
+
+// randomScenario draws a scenario from a seed: a console of random
+// readings, some switched in mid-run, lagging and leading clocks, faults,
+// refused listings, rewinds, batches and cluster stops.
 func randomScenario(seed uint64) scenario {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	names := simulator.ProfileNames()
-	sc := scenario{seed: seed, profile: names[r.IntN(len(names))], countRunning: r.IntN(2) == 0, polls: 40}
-	if r.IntN(3) == 0 {
+	sc := scenario{seed: seed, rd: randomReadings(r), polls: 40}
+	switch x := r.IntN(6); {
+	case x < 2:
 		sc.lag = -time.Duration(r.IntN(120)) * time.Second
+	case x == 2:
+		sc.lag = time.Duration(r.IntN(30)) * time.Second
 	}
-	if r.IntN(4) == 0 {
-		sc.listingCap = 5 + r.IntN(30)
-	}
-	if r.IntN(4) == 0 {
-		sc.maxLimit = 6 + r.IntN(20)
-	}
-	sc.exclusive = r.IntN(3) == 0
 	sc.faults = r.IntN(3) == 0
 	if r.IntN(4) == 0 {
 		sc.tooLarge = 40 + r.IntN(60)
 	}
 	sc.rewinds = r.IntN(5) == 0
+	if r.IntN(4) == 0 {
+		sc.batch, sc.batchAt = 20+r.IntN(400), 5+r.IntN(25)
+	}
+	if r.IntN(4) == 0 {
+		sc.stopAt = 3 + r.IntN(30)
+	}
+	// Some readings change while the console serves.
+	if r.IntN(3) == 0 {
+		sc.switches = append(sc.switches, readingSwitch{5 + r.IntN(30), "count-running",
+			func(rd *simulator.Readings) { rd.CountRunning = !rd.CountRunning }})
+	}
+	if r.IntN(6) == 0 {
+		last := randomReadings(r).Last
+		sc.switches = append(sc.switches, readingSwitch{5 + r.IntN(30), "last=" + string(last),
+			func(rd *simulator.Readings) { rd.Last = last }})
+	}
+	if r.IntN(8) == 0 {
+		sc.switches = append(sc.switches, readingSwitch{5 + r.IntN(30), "runnings",
+			func(rd *simulator.Readings) {
+				if rd.Runnings == simulator.RunningsListed {
+					rd.Runnings = simulator.RunningsEmpty
+				} else {
+					rd.Runnings = simulator.RunningsListed
+				}
+			}})
+	}
+	if r.IntN(10) == 0 {
+		keep := 60 + r.IntN(300)
+		sc.switches = append(sc.switches, readingSwitch{5 + r.IntN(30), fmt.Sprintf("retain-last=%d", keep),
+			func(rd *simulator.Readings) { rd.RetainLast = keep }})
+	}
 	return sc
 }
 
@@ -68,23 +200,35 @@ func randomScenario(seed uint64) scenario {
 type outcome struct {
 	polls, failed int
 	calls         int
+	lastCalls     []int // calls of the quiet polls at the end
 	counted       uint64
 	reported      uint64
 	state         *State
 }
 
-// run plays the scenario and checks, after every successful poll, that the
-// counters equal the truth: the node's events that completed after first
-// contact and by the latest time the node's clock showed at a poll. At the
-// end it lets every event complete and checks the self-check.
+var dbgCounted = os.Getenv("DBG_COUNTED") != ""
+
+// visibleFor is how many polls an event must have been visible at before
+// it must be counted, on consoles where events can vanish (retention).
+const visibleFor = 8
+
+// blindVisibleFor is the same on a console that counts running events and
+// lists none: half a window (the test's is 20 minutes) of 15 s polls, and
+// the 64 polls of the longest backoff.
+const blindVisibleFor = 110
+
+// run plays the scenario and checks, after every poll, that the counters
+// equal the truth: the node's events that completed after first contact
+// and by the latest time the node's clock showed at a poll (on a console
+// that forgets, those it showed at least visibleFor polls, and never more
+// than those it showed at all), and that reported is never above counted
+// unless events really are missing. At the end it lets every event
+// complete and checks the self-check.
 func (sc scenario) run(t testing.TB) outcome {
 	t.Helper()
 	clock := simulator.NewManualClock(testEpoch)
-	cfg := simulator.Config{Clock: clock, Seed: int64(sc.seed), Rate: 1.5,
-		Nodes: []simulator.NodeConfig{{Host: "n1", ClockOffset: sc.lag}, {Host: "n2"}}, Readings: simulator.Readings{CountRunning: sc.countRunning, ListingCap: sc.listingCap, MaxLimit: sc.maxLimit, ExclusiveSince: sc.exclusive}}
-	if err := cfg.ApplyProfile(sc.profile); err != nil {
-		t.Fatal(err)
-	}
+	cfg := simulator.Config{Clock: clock, Seed: int64(sc.seed), Rate: 1.5, Readings: sc.rd,
+		Nodes: []simulator.NodeConfig{{Host: "n1", ClockOffset: sc.lag}, {Host: "n2"}}}
 	sim := simulator.New(cfg)
 	node := sim.Nodes()[0]
 	con := newSimConsole(sim, node)
@@ -111,15 +255,61 @@ func (sc scenario) run(t testing.TB) outcome {
 	st := &State{}
 	var base, baseSeq int64
 	var out outcome
+	forgetting, blind, unreadable := sc.forgetting(), sc.blind(), sc.unreadableBatch()
 	// done holds the events that had completed at the node's clock of some
-	// successful poll, among those logged after first contact or completing
-	// after it: the truth. A node's clock going back does not undo them.
+	// poll, among those logged after first contact or completing after it:
+	// the truth. A node's clock going back does not undo them. seen counts
+	// the polls each was visible at; inCount tells those the console's
+	// count held at some poll (what reported may hold).
 	done := map[int64]string{}
-	everRunning := map[int64]simulator.Event{}
-	markDone := func(now int64) {
+	seen := map[int64]int{}     // polls it was visible at, with a clear view
+	seenAny := map[int64]bool{} // visible at some poll
+	inCount := map[int64]bool{}
+	batchSeqs := map[int64]bool{}
+	// Events aborted by a cluster stop before any listing showed them
+	// running: a console that counts running events counts them for ever,
+	// and nothing tells them from missed ones.
+	sawRunning := map[int64]bool{}
+	runningCounted := map[int64]bool{}
+	unseenAborted := func() uint64 {
+		var n uint64
 		for _, e := range sim.Truth(node) {
-			if (e.Seq > baseSeq || e.CompletedAt > base) && e.CompletedAt <= now {
-				done[e.Seq] = e.Type
+			if e.Aborted && e.Seq > baseSeq && !sawRunning[e.Seq] {
+				n++
+			}
+		}
+		return n
+	}
+	// clear tells a poll whose view the engine can act on: whole, and the
+	// node's clock not behind where it was (a rewind hides what was read).
+	markDone := func(now int64, clear bool) {
+		visible, counted := sim.Visible(node), sim.Counted(node)
+		listed := sim.Readings().Runnings == simulator.RunningsListed
+		for _, e := range sim.Truth(node) {
+			if listed && e.Date <= now && now < e.CompletedAt && !e.Aborted {
+				sawRunning[e.Seq] = true
+			}
+			if !(e.Seq > baseSeq || e.CompletedAt > base) {
+				continue
+			}
+			if blind && counted[e.Seq] && e.CompletedAt > now {
+				// A console that counts running events and lists none: the
+				// engine cannot tell them from missed ones (reported holds
+				// them until they complete).
+				runningCounted[e.Seq] = true
+			}
+			if e.CompletedAt > now {
+				continue
+			}
+			done[e.Seq] = e.Type
+			if visible[e.Seq] {
+				seenAny[e.Seq] = true
+				if clear {
+					seen[e.Seq]++
+				}
+			}
+			if counted[e.Seq] {
+				inCount[e.Seq] = true
 			}
 		}
 	}
@@ -129,44 +319,80 @@ func (sc scenario) run(t testing.TB) outcome {
 	// events the engine has read, and its counts cannot show a miss; the
 	// engine is exact again once the clock has caught up.
 	var high int64
-	wantNow := func() map[string]uint64 {
-		want := map[string]uint64{}
-		for _, typ := range done {
-			want[typ]++
-		}
-		return want
+	// On a console that counts running events and lists none, a miss is
+	// told from a running event only once the event must have completed
+	// (half a window at most), and by a search backed off up to 64 polls.
+	need := visibleFor
+	if blind {
+		need = blindVisibleFor
 	}
-	check := func(when string) {
-		t.Helper()
-		want := wantNow()
-		if incomplete || nodeNow() < high || sc.blind() {
-			for typ, n := range st.Events {
-				if n > want[typ] {
-					t.Fatalf("%v: %s: %s counted %d, more than the %d there are", sc, when, typ, n, want[typ])
+	bounds := func() (lower, upper map[string]uint64, countable uint64) {
+		lower, upper = map[string]uint64{}, map[string]uint64{}
+		for seq, typ := range done {
+			if !forgetting {
+				upper[typ]++
+				if !(unreadable && batchSeqs[seq]) {
+					lower[typ]++
+				}
+			} else {
+				if seenAny[seq] {
+					upper[typ]++
+				}
+				if seen[seq] >= need && !(unreadable && batchSeqs[seq]) {
+					lower[typ]++
 				}
 			}
+			if inCount[seq] {
+				countable++
+			}
+		}
+		if sc.ever(func(r simulator.Readings) bool { return r.CountRunning }) {
+			countable += unseenAborted()
+		}
+		for seq := range runningCounted {
+			if !inCount[seq] {
+				countable++
+			}
+		}
+		return lower, upper, countable
+	}
+	check := func(when string, strict bool) {
+		t.Helper()
+		lower, upper, countable := bounds()
+		for typ, n := range st.Events {
+			if n > upper[typ] {
+				t.Fatalf("%v: %s: %s counted %d, more than the %d there are", sc, when, typ, n, upper[typ])
+			}
+		}
+		if counted := sum(st.Events); st.Reported > max(counted, countable) {
+			t.Fatalf("%v: %s: reported %d, above counted %d while the console counted no more than %d", sc, when, st.Reported, counted, countable)
+		}
+		if !strict {
 			return
 		}
-		if d := diff(st.Events, want); d != "" {
-			if *debugSeed != 0 {
-				byFP := map[kEntry]int{}
-				for _, e := range sim.Truth(node) {
-					if done[e.Seq] != "" {
-						byFP[kEntry{e.Date, fingerprint(toEvent(e, true))}]++
+		for typ, n := range lower {
+			if st.Events[typ] < n {
+				if *debugSeed != 0 {
+					truth := map[kEntry]int{}
+					for _, e := range sim.Truth(node) {
+						if e.CompletedAt <= nodeNow() {
+							truth[kEntry{e.Date, fingerprint(toEvent(e, true))}]++
+						}
+					}
+					for _, k := range st.Known.entries {
+						if truth[k] == 0 {
+							t.Logf("phantom known %v", k)
+						}
+					}
+					for _, e := range sim.Truth(node) {
+						if done[e.Seq] == typ {
+							t.Logf("%s seq=%d date=%d dur=%d comment=%q seen=%d known=%d (floor %d)", typ, e.Seq, e.Date, e.Duration, e.Comment,
+								seen[e.Seq], st.Known.count(kEntry{e.Date, fingerprint(toEvent(e, true))}), st.Floor)
+						}
 					}
 				}
-				for k, n := range byFP {
-					if c := st.Known.count(k); c != n {
-						t.Logf("fp %v: done %d, known %d (floor %d, cursor %d)", k, n, c, st.Floor, st.Cursor)
-					}
-				}
-				for _, k := range st.Known.entries {
-					if byFP[k] == 0 {
-						t.Logf("known %v not done", k)
-					}
-				}
+				t.Fatalf("%v: %s: %s counted %d, want at least %d (upper %d)", sc, when, typ, st.Events[typ], n, upper[typ])
 			}
-			t.Fatalf("%v: %s: %s", sc, when, d)
 		}
 	}
 	poll := func() bool {
@@ -174,23 +400,16 @@ func (sc scenario) run(t testing.TB) outcome {
 		if *debugSeed != 0 {
 			t.Logf("poll: %+v err=%v nodeNow=%d", rep, err, nodeNow())
 			if next != nil {
-				running := 0
-				for _, e := range sim.Truth(node) {
-					if e.Date >= st.Floor && e.Date <= nodeNow() && e.CompletedAt > nodeNow() {
-						running++
-					}
-				}
-				for _, e := range sim.Truth(node) {
-					if e.Date >= st.Floor && e.CompletedAt <= nodeNow() && e.Date <= nodeNow() && next.Known.count(kEntry{e.Date, fingerprint(toEvent(e, true))}) == 0 {
-						t.Logf("   unknown completed: %+v (base %d, baseSeq %d, done %v)", e, base, baseSeq, done[e.Seq] != "")
-					}
-				}
-				t.Logf("   reported=%d counted=%d check=%+v sem=%+v floor=%d (old %d) count(oldfloor)=%d known=%d baseline=%d running=%d", next.Reported, sum(next.Events), next.Check, next.Semantics, next.Floor, st.Floor,
-					sim.EventCount(node, st.Floor, st.Cursor+lookaheadMS), next.Known.countRange(st.Floor, maxInt64), next.Known.baselineFrom(st.Floor), running)
+				t.Logf("   reported=%d counted=%d check=%+v sem=%+v floor=%d cursor=%d known=%d baseline=%d retention=%+v",
+					next.Reported, sum(next.Events), next.Check, next.Semantics, next.Floor, next.Cursor,
+					next.Known.countRange(next.Floor, maxInt64), next.Known.baselineFrom(next.Floor), next.Retention)
 			}
 		}
 		out.polls++
 		out.calls += rep.Calls
+		if bound := maxSearchCalls + lookupsPerPoll + 12; rep.Calls > bound && st.Contacted {
+			t.Fatalf("%v: a poll made %d calls, more than %d", sc, rep.Calls, bound)
+		}
 		if next == nil {
 			out.failed++
 			return false
@@ -202,18 +421,44 @@ func (sc scenario) run(t testing.TB) outcome {
 			}
 		}
 		st = next
-		if *debugSeed != 0 {
+		if *debugSeed != 0 && dbgCounted {
+			counted := sim.Counted(node)
+			fps := map[kEntry]bool{}
 			for _, e := range sim.Truth(node) {
-				if e.Date >= st.Floor && e.Date <= nodeNow() && e.CompletedAt > nodeNow() {
-					everRunning[e.Seq] = e
+				if counted[e.Seq] {
+					fps[kEntry{e.Date, fingerprint(toEvent(e, true))}] = true
 				}
 			}
+			var miss []int64
+			for _, k := range st.Known.entries {
+				if !fps[k] {
+					miss = append(miss, k.date)
+				}
+			}
+			t.Logf("DBG known not counted by the console: %d %v (nodeNow %d high %d)", len(miss), miss[:min(len(miss), 8)], nodeNow(), high)
 		}
-		markDone(nodeNow())
-		high = max(high, nodeNow())
+		if *debugSeed != 0 {
+			lo, mid := int64(1795253016393), int64(1795253783313)
+			if st.Floor <= lo {
+				var notKnown []string
+				n := 0
+				for _, e := range sim.Truth(node) {
+					if e.Date >= lo && e.Date <= mid && e.Date <= nodeNow() {
+						n++
+						if e.CompletedAt <= nodeNow() && st.Known.count(kEntry{e.Date, fingerprint(toEvent(e, true))}) == 0 {
+							notKnown = append(notKnown, fmt.Sprintf("%d:%s:%v", e.Seq, e.Type, e.Aborted))
+						}
+					}
+				}
+				t.Logf("DBG truth started in [lo,mid]=%d console=%d known=%d notknown=%v", n, sim.EventCount(node, lo-1, mid), st.Known.countRange(lo, mid), notKnown)
+			}
+		}
 		incomplete = rep.Incomplete || err != nil // a partial poll
+		markDone(nodeNow(), !incomplete && nodeNow() >= high)
+		high = max(high, nodeNow())
 		return err == nil
 	}
+	okSinceSwitch := countSwitchPolls
 	for i := 0; i < sc.polls; i++ {
 		switch x := r.IntN(20); {
 		case x == 0:
@@ -229,16 +474,51 @@ func (sc scenario) run(t testing.TB) outcome {
 			sim.ShiftClock(node, d)
 			shift += d.Milliseconds()
 		}
-		if poll() && st.Contacted {
-			check(fmt.Sprintf("poll %d", i))
+		for _, s := range sc.switches {
+			if s.at == i {
+				sim.SetReadings(sc.readingsAt(i))
+			}
+		}
+		if sc.batch > 0 && i == sc.batchAt {
+			ev := simulator.Event{Type: simulator.SaveMetadata, Date: nodeNow(), Duration: 3, Comment: "batch"}
+			evs := make([]simulator.Event, sc.batch)
+			for j := range evs {
+				evs[j] = ev
+			}
+			sim.Append(node, evs...)
+			for _, e := range sim.Truth(node) {
+				if e.Comment == "batch" {
+					batchSeqs[e.Seq] = true
+				}
+			}
+		}
+		if sc.stopAt > 0 && i == sc.stopAt {
+			sim.StopCluster()
+		}
+		if sc.stopAt > 0 && i == sc.stopAt+3 {
+			sim.StartCluster()
+		}
+		ok := poll()
+		if sc.stoppedCounting(i) {
+			okSinceSwitch = 0
+		} else if ok {
+			okSinceSwitch++
+		}
+		if ok && st.Contacted {
+			check(fmt.Sprintf("poll %d", i), !incomplete && nodeNow() >= high && !blind && okSinceSwitch >= countSwitchPolls)
 		}
 	}
 	// Quiet: no new events; let every event complete, polling now and then.
 	sim.SetRate(0)
 	clock.Advance(2 * time.Second) // the current simulated second may still hold events
-	var lastEnd int64
+	// Until every event has completed, and the node's clock is past the
+	// latest it showed (after a rewind, the console does not show again
+	// what the engine read until it is).
+	lastEnd := high
 	for _, e := range sim.Truth(node) {
-		lastEnd = max(lastEnd, e.CompletedAt)
+		if !e.Aborted {
+			lastEnd = max(lastEnd, e.CompletedAt)
+		}
 	}
 	for i := 0; i < 60 && nodeNow() <= lastEnd; i++ {
 		clock.Advance(time.Duration(30+r.IntN(60)) * time.Second)
@@ -253,56 +533,56 @@ func (sc scenario) run(t testing.TB) outcome {
 			break
 		}
 	}
-	if sc.blind() {
-		// Misses look like running events until a search finds them: the
-		// backoff of futile searches delays them at most 64 polls.
-		for i := 0; i < 70 && diff(st.Events, wantNow()) != ""; i++ {
-			clock.Advance(time.Second)
+	if blind {
+		// Misses look like running events until they must have completed
+		// and a search finds them: the backoff of futile searches delays
+		// them at most 64 polls.
+		for i := 0; i < blindVisibleFor+20; i++ {
+			lower, _, _ := bounds()
+			if diff(st.Events, lower) == "" {
+				break
+			}
+			clock.Advance(15 * time.Second)
 			poll()
 		}
 	}
 	con.fail = nil
-	clock.Advance(time.Second)
-	if !poll() {
-		t.Fatalf("%v: the last poll failed", sc)
+	// At rest: a few more polls, whose calls are the steady state's.
+	for i := 0; i < 10; i++ {
+		clock.Advance(time.Second)
+		before := out.calls
+		if !poll() {
+			t.Fatalf("%v: a poll at rest failed", sc)
+		}
+		out.lastCalls = append(out.lastCalls, out.calls-before)
 	}
 	if !st.Contacted {
 		t.Fatalf("%v: never contacted", sc)
 	}
-	check("end")
+	check("end", true)
 	out.counted, out.reported, out.state = sum(st.Events), st.Reported, st
+	_, _, countable := bounds()
 	if *debugSeed != 0 {
-		mult := map[kEntry]int{}
-		for _, e := range sim.Truth(node) {
-			if e.Date >= st.Floor && e.CompletedAt <= nodeNow() {
-				mult[kEntry{e.Date, fingerprint(toEvent(e, true))}]++
+		for k, a := range st.Abandoned {
+			for _, e := range sim.Truth(node) {
+				if e.Type == a.Type && e.Date == a.Date {
+					t.Logf("abandoned %q n=%d: truth seq=%d aborted=%v completed=%d now=%d known=%d", k, a.N, e.Seq, e.Aborted, e.CompletedAt, nodeNow(), st.Known.count(kEntry{e.Date, fingerprint(toEvent(e, true))}))
+				}
 			}
 		}
-		for k, n := range mult {
-			if c := st.Known.count(k); c != n {
-				t.Logf("known %v: %d, console %d", k, c, n)
-			}
-		}
-		doneFP := map[kEntry]int{}
-		for _, e := range sim.Truth(node) {
-			if done[e.Seq] != "" && e.Date >= st.Floor {
-				doneFP[kEntry{e.Date, fingerprint(toEvent(e, true))}]++
-			}
-		}
-		for k, n := range doneFP {
-			if c := st.Known.count(k); c < n {
-				t.Logf("done %v x%d, known x%d", k, n, c)
-			}
-		}
-		for seq, e := range everRunning {
-			if done[seq] == "" {
-				t.Logf("ran, never done: %+v", e)
-			}
-		}
-		t.Logf("console count %d, known %d", sim.EventCount(node, st.Floor, st.Cursor+lookaheadMS), st.Known.countRange(st.Floor, maxInt64))
 	}
-	if !sc.rewinds && !sc.blind() && out.reported != out.counted {
-		t.Fatalf("%v: reported %d, counted %d at rest", sc, out.reported, out.counted)
+	switch {
+	case out.reported < out.counted && !sc.rewinds:
+		// (A node whose clock went back runs events again that completed
+		// and were counted: one aborted then is given up, and a console
+		// that counts running events counts it once, as the exporter did.)
+		t.Fatalf("%v: reported %d, below counted %d at rest", sc, out.reported, out.counted)
+	case !forgetting && !unreadable && !sc.rewinds && !blind && out.reported > out.counted+unseenAborted():
+		// Exact, but for the events aborted before any listing showed
+		// them running, on a console that counts running events.
+		t.Fatalf("%v: reported %d, counted %d at rest (%d aborted unseen)", sc, out.reported, out.counted, unseenAborted())
+	case out.reported > max(out.counted, countable):
+		t.Fatalf("%v: reported %d at rest, counted %d, the console counted %d", sc, out.reported, out.counted, countable)
 	}
 	return out
 }
@@ -328,8 +608,8 @@ func someEvents(r *rand.Rand, now int64) []simulator.Event {
 	return evs
 }
 
-// Thousands of seeded schedules over every console profile: every event
-// counted once at every poll, and the self-check balanced at rest.
+// Thousands of seeded schedules, each on a console of random readings:
+// every event counted once at every poll, and the self-check true.
 func TestSeededSchedules(t *testing.T) {
 	n := 2000
 	switch {
@@ -347,17 +627,34 @@ func TestSeededSchedules(t *testing.T) {
 	t.Logf("%d schedules, %d polls, %.2f calls per poll", n, polls, float64(calls)/float64(polls))
 }
 
-// Each console behaviour alone.
+// Each reading alone, and the troubles of the issue "Exact under every
+// reading": 30 seeds each. At rest, two calls a poll.
 func TestScenarioPerFeature(t *testing.T) {
-	base := scenario{seed: 7, profile: "running", polls: 40}
-	cases := featureCases
-	for name, f := range cases {
+	base := scenario{seed: 7, polls: 40}
+	for name, f := range featureCases {
 		t.Run(name, func(t *testing.T) {
 			for seed := uint64(1); seed <= 30; seed++ {
 				sc := base
 				sc.seed = seed
 				f(&sc)
-				sc.run(t)
+				out := sc.run(t)
+				// At rest, two calls a poll, but for the full check once
+				// per late window; a console that forgets is looked at now
+				// and then (after 1, 2, 4, 8... polls, retention.go), so
+				// are events a cluster stop aborted (vanished.go).
+				over := 0
+				for _, c := range out.lastCalls {
+					if c > 2 {
+						over++
+					}
+				}
+				allowed := 1 // the full check, once per late window
+				if sc.forgetting() || sc.stopAt > 0 {
+					allowed = 3
+				}
+				if !sc.blind() && !sc.unreadableBatch() && over > allowed {
+					t.Fatalf("%v: calls at rest %v, want 2 a poll", sc, out.lastCalls)
+				}
 			}
 		})
 	}
@@ -365,20 +662,36 @@ func TestScenarioPerFeature(t *testing.T) {
 
 // featureCases are the console behaviours, each set alone on a scenario.
 var featureCases = map[string]func(*scenario){
-	"running":        func(*scenario) {},
-	"count running":  func(s *scenario) { s.countRunning = true },
-	"completed only": func(s *scenario) { s.profile = "completed-only" },
-	"console clock":  func(s *scenario) { s.profile = "console-clock"; s.lag = -40 * time.Second },
-	"console clock completed only": func(s *scenario) {
-		s.profile = "console-clock-completed-only"
-		s.lag = -70 * time.Second
+	"default":                  func(*scenario) {},
+	"count running":            func(s *scenario) { s.rd.CountRunning = true },
+	"runnings empty":           func(s *scenario) { s.rd.Runnings = simulator.RunningsEmpty },
+	"runnings absent":          func(s *scenario) { s.rd.Runnings = simulator.RunningsAbsent },
+	"last console clock":       func(s *scenario) { s.rd.Last = simulator.LastConsoleClock; s.lag = -40 * time.Second },
+	"last newest":              func(s *scenario) { s.rd.Last = simulator.LastNewest },
+	"last ahead":               func(s *scenario) { s.rd.Last = simulator.LastAhead },
+	"completed only lagging":   func(s *scenario) { s.rd.Runnings = simulator.RunningsEmpty; s.lag = -70 * time.Second },
+	"node ahead":               func(s *scenario) { s.lag = 25 * time.Second },
+	"newest first":             func(s *scenario) { s.rd.NewestFirst = true },
+	"listing cap":              func(s *scenario) { s.rd.ListingCap = 7 },
+	"cap keeps newest":         func(s *scenario) { s.rd.ListingCap = 7; s.rd.CapKeepsNewest = true },
+	"max limit":                func(s *scenario) { s.rd.ListingCap = 7; s.rd.MaxLimit = 6 },
+	"exclusive since":          func(s *scenario) { s.rd.ExclusiveSince = true },
+	"bounds exclusive":         func(s *scenario) { s.rd.Bounds = simulator.BoundsExclusive },
+	"bounds start exclusive":   func(s *scenario) { s.rd.Bounds = simulator.BoundsStartExclusive },
+	"bounds end exclusive":     func(s *scenario) { s.rd.Bounds = simulator.BoundsEndExclusive },
+	"retain for":               func(s *scenario) { s.rd.RetainFor = 6 * time.Minute },
+	"retain last":              func(s *scenario) { s.rd.RetainLast = 150 },
+	"no date":                  func(s *scenario) { s.rd.NoDate = true },
+	"faults":                   func(s *scenario) { s.faults = true },
+	"too large":                func(s *scenario) { s.tooLarge = 40 },
+	"rewinds":                  func(s *scenario) { s.rewinds = true },
+	"batch beyond the listing": func(s *scenario) { s.rd.ListingCap = 7; s.batch, s.batchAt = 300, 10 },
+	"stop aborts, count switches": func(s *scenario) {
+		s.rd.AbortOnStop, s.stopAt = true, 12
+		s.switches = []readingSwitch{{12, "count-running", func(rd *simulator.Readings) { rd.CountRunning = true }}}
 	},
-	"newest first":     func(s *scenario) { s.profile = "newest-first" },
-	"listing cap":      func(s *scenario) { s.listingCap = 7 },
-	"newest first cap": func(s *scenario) { s.profile = "newest-first"; s.listingCap = 7 },
-	"max limit":        func(s *scenario) { s.listingCap = 7; s.maxLimit = 6 },
-	"exclusive":        func(s *scenario) { s.exclusive = true },
-	"faults":           func(s *scenario) { s.faults = true },
-	"too large":        func(s *scenario) { s.tooLarge = 40 },
-	"rewinds":          func(s *scenario) { s.rewinds = true },
+	"count switches back": func(s *scenario) {
+		s.rd.CountRunning = true
+		s.switches = []readingSwitch{{15, "count-running", func(rd *simulator.Readings) { rd.CountRunning = false }}}
+	},
 }

@@ -2,45 +2,85 @@ package tracker
 
 import (
 	"context"
+	"errors"
 
 	"github.com/go-kit/log/level"
 )
 
+// recentMS is how far before the console's clock the first listing of a
+// first contact starts: a little, so that it holds the events of a node
+// whose clock runs ahead of the console's, and little else.
+const recentMS = 60_000
+
 // firstContact takes the node's baseline: what happened before the exporter
-// came is not counted, but it tells the node's present state.
+// came is not counted, but it tells the node's present state. It asks the
+// console only for times the console has shown: its clock, from the Date
+// header of its answers (the exporter's own clock only for a console whose
+// answers carry none), and the dates of its events.
 //
-//  1. lastevents from tomorrow (by the exporter's clock) lists no event but
-//     gives the console's `last` and the running events. Everything after
-//     comes from `last`: the engine never asks for a day, so an exporter
-//     whose clock is off around midnight asks for nothing wrong.
-//  2. event/desc pages from `last` back, newest first, until the latest
-//     event that resets the cluster's state (CLUSTER_START, CLUSTER_INIT or
-//     CLUSTER_STOP) is met and the late window is covered, or until the
-//     look-back bound (Options.LookBack before `last`, LookBackCalls calls)
+//  1. lastevents from a minute before the console's clock: the running
+//     events (and the latest events, read again by the pages).
+//  2. event/desc pages from a day past the console's clock back (a node
+//     whose clock runs ahead dates its events after it), newest first, until
+//     the latest event that resets the cluster's state (CLUSTER_START,
+//     CLUSTER_INIT or CLUSTER_STOP) is met and the late window is covered,
+//     or until the look-back bound (Options.LookBack, LookBackCalls calls)
 //     is hit. Events newer than that reset set the state gauges; events of
-//     the window become known, so that they are never counted.
+//     the window become known, so that they are never counted. After the
+//     first page, the console's reading of range bounds is learned
+//     (bounds.go), so that the next pages start exactly where they should.
 //
-// A quiet node costs two calls; the bound caps a busy one.
+// The cursor is the newest event date seen (no further ahead of the
+// console's clock than a second); with no event at all, where the
+// look-back began. `last` plays no part: what it is, the specification
+// leaves open. A quiet node costs three calls; the bound caps a busy one.
 func (p *poller) firstContact(ctx context.Context, st *State) error {
-	s := p.newSink(st, modeRunnings)
-	info, err := p.con.List(ctx, Since(p.o.Now().UnixMilli()+farFutureMS), s)
+	now, ok, err := p.con.Clock(ctx)
 	if err != nil {
 		return err
 	}
-	if !info.HasLast {
-		return ErrNoLast{"lastevents"}
+	if !ok {
+		now = p.o.Now().UnixMilli()
+		level.Warn(p.o.Logger).Log("msg", "the console's answers carry no Date header: first contact reads back from the exporter's clock", "now", now)
 	}
-	last := info.Last
-	st.Cursor, st.Floor, st.Origin = last, last-p.o.windowMS(), last-p.o.windowMS()
-	s.commitRunnings()
+	st.ClockAt = now
+	lbFrom := now - p.o.LookBack.Milliseconds()
+	setWindow := func() {
+		c := lbFrom
+		if p.newestSet {
+			c = max(c, min(p.newest, now+p.allowance(st)))
+		}
+		st.Cursor = c
+		st.Newest = max(st.Newest, c)
+		st.Floor, st.Origin = c-p.o.windowMS(), c-p.o.windowMS()
+	}
+	setWindow()
 
-	from, end, limit := last-p.o.LookBack.Milliseconds(), last+lookaheadMS, lookBackLimit
+	// The pages reach as far past the console's clock as counts do: a
+	// listing capped short of the events of a node whose clock runs ahead
+	// must not leave them to be counted at the next poll.
+	end := now + lookaheadMS
+	s := p.newSink(st, modeBaseline)
+	if _, err := p.con.List(ctx, Since(now-recentMS), s); err != nil {
+		if !errors.Is(err, ErrTooLarge) {
+			return err
+		}
+		// A node far ahead of the console: its recent events are read by
+		// the pages instead.
+		s = p.newSink(st, modeBaseline)
+	} else {
+		s.end()
+		s.commitRunnings()
+	}
+	setWindow()
+
+	limit := lookBackLimit
 	var reset sink // carries the state reset found across pages
-	covered, read := false, 0
+	covered, read := false, s.reqs
 	for calls := 1; calls < p.o.LookBackCalls; calls++ {
 		ps := p.newSink(st, modeBaseline)
 		ps.resetAt, ps.resetSet = reset.resetAt, reset.resetSet
-		if _, err := p.con.List(ctx, Range(Desc, from, end, limit), ps); err != nil {
+		if _, err := p.con.List(ctx, Range(Desc, lbFrom, end, limit), ps); err != nil {
 			if ctx.Err() == nil {
 				return err
 			}
@@ -51,6 +91,12 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 			break
 		}
 		ps.end()
+		if calls == 1 {
+			setWindow()
+			if err := p.learnBounds(ctx, st); err != nil {
+				return err
+			}
+		}
 		reset.resetAt, reset.resetSet = ps.resetAt, ps.resetSet
 		read += ps.reqs
 		if ps.reqs == 0 {
@@ -65,8 +111,8 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 		default:
 			end = ps.minDate - 1
 		}
-		if end < from || ps.minDate < st.Floor && reset.resetSet {
-			covered = ps.minDate < st.Floor || end < from
+		if end < lbFrom || ps.minDate < st.Floor && reset.resetSet {
+			covered = ps.minDate < st.Floor || end < lbFrom
 			break
 		}
 		if ps.minDate < st.Floor {
@@ -76,24 +122,26 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 	if !covered && end+1 > st.Floor {
 		// The bound was hit inside the window: the window starts where the
 		// reading stopped (events at that millisecond may be partly read).
-		st.Known.trimBelow(end + 1)
 		st.Floor, st.Origin = end+1, end+1
 	}
+	st.Known.trimBelow(st.Floor)
 	st.Contacted = true
-	st.Since = p.o.Now().UnixMilli()
+	if st.Since == 0 {
+		st.Since = p.o.Now().UnixMilli()
+	}
 	if st.Events == nil {
 		st.Events = map[string]uint64{}
 	}
 	for _, t := range KnownTypes {
 		st.Events[t] += 0
 	}
-	st.Check.LastFull = last
+	st.Check.LastFull = st.refClock()
 	state := st.Phase.Value
 	if !reset.resetSet {
 		state = StateUnknown + " (no cluster start, init or stop within the look-back)"
 	}
-	level.Info(p.o.Logger).Log("msg", "first contact: baseline taken, counting starts now", "cursor", last,
-		"events_read", read, "known_in_window", len(st.Known.entries), "running", s.runnings,
+	level.Info(p.o.Logger).Log("msg", "first contact: baseline taken, counting starts now", "cursor", st.Cursor,
+		"console_clock", now, "events_read", read, "known_in_window", len(st.Known.entries), "running", s.runnings,
 		"cluster_state", state, "calls", p.rep.Calls)
 	return nil
 }

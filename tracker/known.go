@@ -87,12 +87,44 @@ func (k *known) baselineFrom(date int64) int64 {
 	return int64(len(k.baseline) - sort.Search(len(k.baseline), func(i int) bool { return k.baseline[i] >= date }))
 }
 
+// firstDateFrom returns the earliest date known at or after lo (ok false
+// when there is none).
+func (k *known) firstDateFrom(lo int64) (int64, bool) {
+	i := k.firstAt(lo)
+	if i == len(k.entries) {
+		return 0, false
+	}
+	return k.entries[i].date, true
+}
+
 // maxDate returns the latest date known (ok false when empty).
 func (k *known) maxDate() (int64, bool) {
 	if len(k.entries) == 0 {
 		return 0, false
 	}
 	return k.entries[len(k.entries)-1].date, true
+}
+
+// isolatedDate returns the newest known date with no known event a
+// millisecond before or after it, among the newest scan entries; the newest
+// date when none is (ok false when the set is empty).
+func (k *known) isolatedDate(scan int) (int64, bool) {
+	n := len(k.entries)
+	if n == 0 {
+		return 0, false
+	}
+	for i := n - 1; i >= 0 && i >= n-scan; {
+		d := k.entries[i].date
+		j := i
+		for j >= 0 && k.entries[j].date == d {
+			j--
+		}
+		if (i == n-1 || k.entries[i+1].date != d+1) && (j < 0 || k.entries[j].date != d-1) {
+			return d, true
+		}
+		i = j
+	}
+	return k.entries[n-1].date, true
 }
 
 // medianDate returns a date m in [lo, hi) that splits the entries of
@@ -348,4 +380,7 @@ func (k *known) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-const maxInt64 = int64(^uint64(0) >> 1)
+const (
+	maxInt64 = int64(^uint64(0) >> 1)
+	minInt64 = -maxInt64 - 1
+)

@@ -76,7 +76,14 @@ func (c *simConsole) List(ctx context.Context, q Query, h Handler) (Info, error)
 			return Info{}, err
 		}
 	}
-	return Info{Last: l.Last, HasLast: true}, nil
+	return Info{Last: l.Last, HasLast: true, Date: l.Date, HasDate: l.Date != 0}, nil
+}
+
+func (c *simConsole) Clock(context.Context) (int64, bool, error) {
+	if c.sim.Readings().NoDate {
+		return 0, false, nil
+	}
+	return c.sim.ConsoleNow() / 1000 * 1000, true, nil
 }
 
 func (c *simConsole) Count(ctx context.Context, start, end int64) (int64, error) {

@@ -20,10 +20,10 @@ type Options struct {
 	LookBackCalls int
 	Limits        Limits
 	Logger        log.Logger
-	// Now is the exporter's clock. It is used once per node, to ask for
-	// "everything after tomorrow" at first contact (which gives the
-	// console's `last` and running events); every other time comes from the
-	// console's own answers.
+	// Now is the exporter's clock: when counting began (the counters'
+	// created timestamp), and, for a console whose answers carry no Date
+	// header, where first contact reads back from. Every time the engine
+	// asks the console for comes from the console's own answers.
 	Now func() time.Time
 }
 
@@ -53,8 +53,7 @@ const (
 	pendingMisses  = 5   // polls a vanished running event is waited for before it is given up
 	relistCap      = 20000
 	minSlackMS     = 2_000
-	lookaheadMS    = 24 * 3600 * 1000 // count and look-back reach this far past `last` (nodes ahead of the console)
-	farFutureMS    = 24 * 3600 * 1000 // "everything after tomorrow" of the first call
+	lookaheadMS    = 24 * 3600 * 1000 // counts reach this far past the cursor and the console's clock (nodes ahead of the console)
 	knownSoftCap   = 1 << 16          // entries a response may add before they are merged mid-response
 )
 

@@ -55,7 +55,14 @@ func (p *poller) page(ctx context.Context, st *State, start, end, lateBefore int
 			limit = min(2*limit, maxPageLimit)
 		default:
 			// The page is one millisecond and no more of it can be had (all
-			// of it, or all a silently capped console gives): move past it.
+			// of it, or all a silently capped console gives): move past it,
+			// after checking, if it may have been cut, that the console
+			// counts no more there.
+			if s.reqs >= 2 && (st.PageCap == 0 || s.reqs >= st.PageCap) && st.unreadableAt(s.maxDate) == 0 {
+				if err := p.checkWhole(ctx, st, s.maxDate); err != nil {
+					return found, false, start, err
+				}
+			}
 			start = s.maxDate + 1
 		}
 	}
@@ -65,6 +72,57 @@ func (p *poller) page(ctx context.Context, st *State, start, end, lateBefore int
 // noteNeed records the lateness a search page found.
 func (p *poller) noteNeed(st *State, s *sink) {
 	if s.maxNeed > 0 {
-		st.Lateness.noteNeed(st.Cursor, s.maxNeed)
+		st.Lateness.noteNeed(st.refClock(), s.maxNeed)
 	}
+}
+
+// settled tells whether the events of date m have surely completed, or the
+// console lists its running events: only then can what it counts there
+// beyond the known and running events be taken as events it will not list.
+func (p *poller) settled(st *State, m int64) bool {
+	listing := st.Semantics.RunningsAt != 0 && st.refClock()-st.Semantics.RunningsAt <= slotMS*lateSlots
+	return listing || m <= st.Cursor-st.Lateness.settle(st.refClock(), p.o.maxRelistMS())
+}
+
+// checkWhole counts the millisecond m, whose page a console may have cut at
+// a silent maximum of :limit: what it counts there beyond the known events
+// (and the running ones, on a console that may count them) it will not
+// list.
+func (p *poller) checkWhole(ctx context.Context, st *State, m int64) error {
+	if p.budget <= 0 {
+		return nil
+	}
+	p.budget--
+	n, err := p.con.Count(ctx, m, m)
+	if err != nil {
+		return err
+	}
+	short := n - st.Known.countRange(m, m)
+	if st.Semantics.mode() != CountCompleted && p.main != nil {
+		short -= p.main.runningIn(m, m)
+	}
+	if short > 0 && !p.settled(st, m) {
+		// Running events the console counts but does not list, or events
+		// it will not list: told once they must have completed. Until
+		// then they are no evidence of the first.
+		p.suspect += short
+		return nil
+	}
+	if short > 0 {
+		// The page was cut: the running events that left the runnings
+		// there, or were given up, completed unseen (they are what it
+		// holds and will not list), not aborted.
+		p.noteUnreadable(st, m, short)
+		for key, pe := range st.Pending {
+			if pe.Date == m && p.main != nil && p.main.runningKeys[key] == nil {
+				delete(st.Pending, key)
+			}
+		}
+		for key, a := range st.Abandoned {
+			if a.Date == m {
+				delete(st.Abandoned, key)
+			}
+		}
+	}
+	return nil
 }

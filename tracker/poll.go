@@ -3,7 +3,6 @@ package tracker
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/go-kit/log/level"
 )
@@ -17,14 +16,9 @@ type Report struct {
 	// Incomplete is set when the search ran out of its call budget: what is
 	// still missing is looked for by the next polls.
 	Incomplete bool
-}
-
-// ErrNoLast is returned when a listing lacks `last`: without it the cursor
-// cannot move.
-type ErrNoLast struct{ What string }
-
-func (e ErrNoLast) Error() string {
-	return fmt.Sprintf("malformed answer: the %s listing has no \"last\" field", e.What)
+	// Repaired is set when the node's cursor was found ahead of the
+	// console's clock and first contact was taken again (guard.go).
+	Repaired bool
 }
 
 // Poll reads what happened on a node since the previous poll and returns
@@ -33,8 +27,8 @@ func (e ErrNoLast) Error() string {
 // events again.
 func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Report, error) {
 	p := &poller{o: o.withDefaults(), budget: maxSearchCalls}
-	p.con = &countingConsole{Console: con, calls: &p.rep.Calls}
 	st := old.Clone()
+	p.con = &countingConsole{Console: con, calls: &p.rep.Calls, b: &st.Bounds}
 	var err error
 	if !st.Contacted {
 		err = p.firstContact(ctx, st)
@@ -46,6 +40,8 @@ func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Repo
 			// clean copy and read its interval in pages.
 			level.Warn(p.o.Logger).Log("msg", "listing since the cursor too large; reading it in pages over the next polls", "from", tl.from, "err", tl.err)
 			st = old.Clone()
+			p.con.b = &st.Bounds
+			p.sealedMid = 0
 			err = p.pollPaged(ctx, st, tl)
 		}
 	}
@@ -83,152 +79,230 @@ type poller struct {
 	// sealedMid counts the known events sealed while a very large listing
 	// was read (flushKnown): they were in the counted window.
 	sealedMid int64
+	// main is the sink of the poll's listing (its running events).
+	main *sink
+	// suspect counts events the search found a console counts at a
+	// millisecond whose page was cut, too recent to tell whether they are
+	// running or will never be listed (checkWhole): no evidence of how it
+	// counts.
+	suspect int64
+	// newest is the latest date of an event (completed or running) any
+	// response of the poll showed: where the node's clock is at least.
+	newest    int64
+	newestSet bool
 }
 
-// countingConsole counts the calls of a poll.
+// countingConsole counts the calls of a poll and asks for the inclusive
+// intervals the engine works with in the console's reading of bounds.
 type countingConsole struct {
 	Console
 	calls *int
+	b     *Bounds
 }
 
 func (c *countingConsole) List(ctx context.Context, q Query, h Handler) (Info, error) {
 	*c.calls++
+	if !q.IsSince() {
+		q.Start, q.End = c.b.ask(q.Start, q.End)
+	}
 	return c.Console.List(ctx, q, h)
 }
 
 func (c *countingConsole) Count(ctx context.Context, start, end int64) (int64, error) {
+	*c.calls++
+	start, end = c.b.ask(start, end)
+	return c.Console.Count(ctx, start, end)
+}
+
+// rawCount asks for :start and :end as they are (learnBounds).
+func (c *countingConsole) rawCount(ctx context.Context, start, end int64) (int64, error) {
 	*c.calls++
 	return c.Console.Count(ctx, start, end)
 }
 
 // poll is a poll after first contact. Two calls in the steady state:
 //
-//  1. event/count over the window [Floor, end], taken first, so that every
-//     event it counts is visible to the listing that follows (a count taken
-//     after a listing would also count events completed in between, and
-//     report them missing);
+//  1. event/count over the checked interval [lo, end]: the window (from the
+//     floor, or from where the console still remembers, retention.go) to
+//     well past every known date and the console's clock; taken first, so
+//     that every event it counts is visible to the listing that follows (a
+//     count taken after a listing would also count events completed in
+//     between, and report them missing);
 //  2. lastevents from a little behind the cursor: far enough back to list
 //     again the running events seen before (they are dated at their start)
 //     and events that became visible late (learned, lateness.go), bounded.
 //
-// If the window holds events the exporter does not know (count above
+// If the interval holds events the exporter does not know (count above
 // known), they are looked for (search.go) and counted in the same poll.
 func (p *poller) poll(ctx context.Context, st *State) error {
-	c0, floor := st.Cursor, st.Floor
-	end := p.countEnd(st)
-	count, err := p.con.Count(ctx, floor, end)
+	if repaired, err := p.guard(ctx, st); err != nil || repaired {
+		return err
+	}
+	if err := p.learnBounds(ctx, st); err != nil {
+		return err
+	}
+	if st.Retention.Seen {
+		// A console that forgets may forget part of a millisecond it could
+		// not list whole: what it still holds there is counted afresh by
+		// the search, when the count shows it.
+		st.Unreadable = nil
+	}
+	c0 := st.Cursor
+	from, at := p.listingFrom(st)
+	lo, end := p.checkFrom(st, from), p.countEnd(st)
+	count, err := p.con.Count(ctx, lo, end)
 	if err != nil {
 		return err
 	}
-
-	from := p.listingFrom(st)
+	t1 := p.o.Now()
 	s := p.newSink(st, modeCount)
-	info, err := p.con.List(ctx, Since(from), s)
+	s.since, s.sinceSet = at, true
+	info, err := p.con.List(ctx, Since(at), s)
 	if errors.Is(err, ErrTooLarge) {
-		return &tooLarge{err: err, count: count, floor: floor, end: end, from: from}
+		return &tooLarge{err: err, count: count, lo: lo, end: end, from: from, fit: s.reqs}
 	}
 	if err != nil {
 		return err
 	}
 	s.end()
-	if !info.HasLast {
-		return ErrNoLast{"lastevents"}
-	}
-	return p.afterListing(ctx, st, s, info, c0, floor, end, from, count)
+	return p.afterListing(ctx, st, s, info, c0, lo, end, from, count, p.o.Now().Sub(t1).Milliseconds())
 }
 
 // tooLarge is a poll whose lastevents listing was refused for its size.
 type tooLarge struct {
-	err                     error
-	count, floor, end, from int64
+	err                  error
+	count, lo, end, from int64
+	fit                  int // events read before the refusal
 }
 
 func (e *tooLarge) Error() string { return e.err.Error() }
 
 // pollPaged is a poll whose listing is too large to read at once (a busy
 // node after a long outage): asking for it again would fail forever. It
-// takes `last` and the runnings from a one-event listing, marks the
-// interval as unread, and the search reads it in pages, over as many polls
-// as it takes; the floor waits for it.
+// takes the runnings from a one-event listing, marks the interval as
+// unread, and the search reads it in pages, over as many polls as it
+// takes; the floor waits for it.
 func (p *poller) pollPaged(ctx context.Context, st *State, tl *tooLarge) error {
 	s := p.newSink(st, modeRunnings)
 	info, err := p.con.List(ctx, Range(Desc, tl.from, tl.end, 1), s)
 	if err != nil {
 		return err
 	}
-	if !info.HasLast {
-		return ErrNoLast{"event/desc"}
-	}
 	st.addUnread(tl.from, tl.end)
-	return p.afterListing(ctx, st, s, info, st.Cursor, tl.floor, tl.end, tl.from, tl.count)
+	if tl.fit > 0 && (st.ListCap == 0 || tl.fit < st.ListCap) {
+		// What fits in a listing: the next ones start where they have room
+		// (listingFrom), so that a quiet node does not refuse the same
+		// listing at every poll once its interval is read.
+		st.ListCap = tl.fit
+	}
+	return p.afterListing(ctx, st, s, info, st.Cursor, tl.lo, tl.end, tl.from, tl.count, 0)
 }
 
 // afterListing is the rest of a poll once its listing was read: running
-// events, the check of the window's count, the search, the cursor, the
-// learning and the books.
-func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info, c0, floor, end, from, count int64) error {
+// events, the check of the count, the search, the cursor, the learning and
+// the books. gap is how long the listing took after the count, in ms.
+func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info, c0, lo, end, from, count, gap int64) error {
+	p.main = s
 	s.commitRunnings()
+	ref0 := st.refClock()
 	if s.runnings > 0 {
-		st.Semantics.runningsListed(c0)
+		st.Semantics.runningsListed(ref0)
 	}
 	if s.maxDuration > 0 {
-		st.Lateness.noteDuration(c0, s.maxDuration)
+		st.Lateness.noteDuration(ref0, s.maxDuration)
 	}
 	if s.overflow {
 		level.Warn(p.o.Logger).Log("msg", "more running events than can be tracked; some may be found only by a search when they complete", "bound", pendingCap)
 	}
 	p.rep.Counted += s.fresh
+	p.noteConsoleClock(st, info)
 
-	runningIn := s.runningIn(floor, end)
-	dEx := count - st.Known.countRange(floor, end) - p.sealedMid
-	dIn := dEx - runningIn
-	if st.Rewound == 0 || c0 >= st.Rewound {
-		// While the node's clock is behind where it was, the console no
-		// longer shows some events the engine knows: its counts are low,
-		// no evidence of what they count.
-		st.Semantics.vote(runningIn, dEx, dIn)
+	// A count below the known events, beyond what events completing
+	// between the two calls explain: the console forgot events, or no
+	// longer shows them (its clock went back).
+	trusted := true
+	if x := count - st.Known.countRange(lo, end) - p.sealedMid; x < -s.raceCandidates(gap) || x < 0 && st.Retention.Below > 0 {
+		// (An event that completed between the two calls is counted by the
+		// next poll: a count below the known events two polls in a row is
+		// no race.)
+		var err error
+		if lo, count, trusted, err = p.forgotten(ctx, st, s, lo, end, gap); err != nil {
+			return err
+		}
+		st.Retention.Below = 0
+	} else if x < 0 {
+		st.Retention.Below++
+	} else {
+		st.Retention.Below, st.Retention.Wait = 0, 0
 	}
-	deficit := st.Semantics.deficit(dEx, dIn)
+	x := p.excess(st, lo, end, count)
+	if trusted {
+		expect := s.runningIn(lo, min(end, c0)) + st.abandonedIn(lo, end)
+		st.Semantics.vote(x, expect, s.shortGap(gap))
+	}
+	// On a console that counts running events, the running and given-up
+	// ones are not missing. The running events that left the runnings
+	// lately are looked for all the same: most completed, and are to be
+	// read (a capped listing may have stopped short of them); the self-check
+	// leaves them out until then, since an aborted one never completes.
+	counted := p.unsettledIn(st, s, lo, end).counted()
+	deficit := x
+	if st.Semantics.includesRunning() {
+		deficit -= counted
+	}
 	p.rep.Deficit = max(0, deficit)
 
-	last := info.Last
 	var failed error // a call after the listing failed: the poll is partial
-	if st.Unread.Set || st.Futile.shouldSearch(deficit, dIn, st.Semantics.mode()) {
+	if trusted && (st.Unread.Set || st.Futile.shouldSearch(deficit, x-counted, st.Semantics.mode())) {
 		p.rep.Searched = true
 		// A very large listing may have moved the floor (flushKnown): below
 		// it nothing can be told apart any more.
-		found, err := p.search(ctx, st, s, max(floor, st.Floor), end, max(from, st.Floor), deficit)
+		found, err := p.search(ctx, st, s, max(lo, st.Floor), end, max(from, lo, st.Floor), deficit)
 		if err != nil {
 			failed = err
 		} else {
-			st.Futile.searched(deficit, dIn, found, st.Semantics.mode())
-			if found == 0 && !p.rep.Incomplete {
-				st.Semantics.futile(dEx, dIn, c0)
-			} else if found > 0 {
-				st.Semantics.found(int64(found), runningIn, dIn)
+			if found > 0 {
+				st.Semantics.found(int64(found), s.runningIn(lo, end), x-counted)
 			}
+			// What the count still holds beyond the known events (less what
+			// the search found the console cannot list).
+			rem := p.excess(st, lo, end, count)
+			if !p.rep.Incomplete && !st.Unread.Set {
+				// Every page the counts pointed at was read: what is left
+				// cannot be listed.
+				st.Semantics.searched(rem-p.suspect, p.unsettledIn(st, s, lo, end).counted(), st.refClock())
+			}
+			left := rem
+			if st.Semantics.includesRunning() {
+				left -= counted
+			}
+			st.Futile.searched(left, rem-counted, found, st.Semantics.mode())
 		}
 	}
 
-	if last < c0 {
-		// The node restarted or its clock stepped back: follow it. Known
-		// events (the floor does not go down) prevent any replay.
-		level.Warn(p.o.Logger).Log("msg", "last went backwards; cursor follows", "cursor", c0, "last", last)
-		st.Rewound = max(st.Rewound, c0)
-	}
-	st.Cursor = last
-	if s.maxNeed > 0 {
-		st.Lateness.noteNeed(last, s.maxNeed)
-	}
-	if s.newestSet {
-		st.Lateness.noteLag(last, last-s.newest)
-	}
+	p.advance(st, s, info, c0)
 	if failed == nil {
 		failed = p.vanished(ctx, st, s, from)
 	}
-	st.report(count, runningIn)
+	if trusted {
+		// The events the console counts but never lists are missed:
+		// reported holds them.
+		excess, u := p.excess(st, lo, end, count)+st.unreadableIn(lo, end), p.unsettledIn(st, s, lo, end)
+		if p.rep.Searched && (failed != nil || p.rep.Incomplete || st.Unread.Set) {
+			// The search did not finish: what it did not explain may be
+			// events of a kind the console was not known to count (a
+			// console switched to counting running events); reported,
+			// which cannot be taken back, waits for a search that finishes.
+			excess, u = 0, unsettled{}
+		}
+		st.report(excess, u)
+	}
 	if failed == nil {
 		failed = p.fullCheck(ctx, st, s)
+	}
+	st.Retention.notePoll(st.refClock()-ref0, int64(s.fresh))
+	if failed == nil {
+		failed = p.lookUpLeaving(ctx, st)
 	}
 	// Missing events not found yet (a search cut short): the floor waits,
 	// up to holdWindows late windows, so that they can still be counted.
@@ -239,17 +313,47 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 	return nil
 }
 
-// countEnd is the end of the counted window: past `last` and past every
-// date known, since a node whose clock runs ahead dates events after the
-// console's `last`. On a console that counts running events but does not
-// list them, it is where every event has surely completed instead
+// excess is the console's count of [lo, end] less the events the engine
+// knows there and those it knows the console cannot list (unreadable.go):
+// the events it counts that the engine has not read, running ones included.
+func (p *poller) excess(st *State, lo, end, count int64) int64 {
+	return count - st.Known.countRange(lo, end) - p.sealedMid - st.unreadableIn(lo, end)
+}
+
+// unsettled counts the events of an interval that started but are not
+// known completed: listed running, left the runnings lately (vanished), or
+// given up (abandoned.go). A console that counts running events counts
+// them.
+type unsettled struct{ running, vanished, abandoned int64 }
+
+func (u unsettled) total() int64 { return u.running + u.vanished + u.abandoned }
+
+// counted are those a console that counts running events surely counts:
+// the vanished ones may have completed (and are then to be read).
+func (u unsettled) counted() int64 { return u.running + u.abandoned }
+
+func (p *poller) unsettledIn(st *State, s *sink, lo, hi int64) unsettled {
+	return unsettled{running: s.runningIn(lo, hi), vanished: st.vanishedIn(lo, hi, s), abandoned: st.abandonedIn(lo, hi)}
+}
+
+// countEnd is the end of the counted interval: well past the cursor, every
+// date known and the console's clock, since a node whose clock runs ahead
+// dates events after them. On a console that counts running events but
+// does not list them, it is where every event has surely completed instead
 // (Semantics.Unlisted): misses of the latest events are then seen once they
 // are that old.
 func (p *poller) countEnd(st *State) int64 {
 	if st.Semantics.Unlisted {
-		return st.Cursor - st.Lateness.settle(st.Cursor, p.o.maxRelistMS())
+		// By the node's clock: the console's less the node's lag (the
+		// exporter's clock when the console shows none), not the cursor,
+		// which a listing capped short of the new events cannot move.
+		now := st.refClock()
+		if st.Lateness.LagKnown {
+			now -= st.Lateness.LagMS
+		}
+		return max(st.Cursor, now) - st.Lateness.settle(st.refClock(), p.o.maxRelistMS())
 	}
-	end := st.Cursor
+	end := max(st.Cursor, st.ClockAt)
 	if d, ok := st.Known.maxDate(); ok {
 		end = max(end, d)
 	}
@@ -261,17 +365,38 @@ func (p *poller) countEnd(st *State) int64 {
 // engine waits for, but never more than half a window nor more than
 // relistCap known events back, and never below the floor. A running event
 // older than that is looked up when it completes (vanished).
-func (p *poller) listingFrom(st *State) int64 {
+//
+// On a console whose listings are capped (ListCap, learned by the search),
+// the listing must also leave room for new events: it starts after the
+// newest known events that would fill half of it, past a whole millisecond
+// if one holds that many (a batch logged at one millisecond, read whole by
+// pages). Otherwise a cap that keeps the oldest would return the same
+// events at every poll, and every poll would need a search.
+//
+// at is the :time to ask for: from itself once the console was seen to
+// include :time, or where it skips a millisecond; otherwise a millisecond
+// earlier, so that a console that excludes :time lists from too.
+func (p *poller) listingFrom(st *State) (from, at int64) {
 	c := st.Cursor
 	bound := max(st.Floor, c-p.o.maxRelistMS())
 	if d, ok := st.Known.dateBeforeLast(relistCap, c); ok && d > bound {
 		bound = d
 	}
-	from := c - st.Lateness.slack(c, p.o.maxRelistMS())
+	from = c - st.Lateness.slack(st.refClock(), p.o.maxRelistMS())
 	if oldest, ok := st.oldestPending(); ok && oldest < from {
 		from = oldest
 	}
-	return max(from, bound)
+	from = max(from, bound)
+	if st.ListCap > 0 {
+		room := max(st.ListCap/2, 1)
+		if d, ok := st.Known.dateBeforeLast(room, maxInt64-1); ok && d >= from {
+			return d + 1, d + 1
+		}
+	}
+	if st.Bounds.SinceInclusive {
+		return from, from
+	}
+	return from, from - 1
 }
 
 // slide moves the floor one window behind the cursor and seals what
@@ -320,5 +445,12 @@ func (p *poller) flushKnown(st *State, r *response) {
 		before := st.Known.countRange(st.Floor, maxInt64)
 		st.seal(floor)
 		p.sealedMid += before - st.Known.countRange(st.Floor, maxInt64)
+	}
+}
+
+// noteNewest records a date an answer showed (sink).
+func (p *poller) noteNewest(date int64) {
+	if !p.newestSet || date > p.newest {
+		p.newest, p.newestSet = date, true
 	}
 }

@@ -65,7 +65,23 @@ func (st *State) Repair(lim Limits) {
 	default:
 		st.Semantics = Semantics{}
 	}
-	st.Semantics.Score = min(max(st.Semantics.Score, -3), 3)
+	st.Semantics.Score = min(max(st.Semantics.Score, -2), 2)
+	for k, a := range st.Abandoned {
+		if a.N <= 0 || len(st.Abandoned) > pendingCap || a.Date < st.Floor {
+			delete(st.Abandoned, k)
+		}
+	}
+	for d, u := range st.Unreadable {
+		if u.Events <= 0 || u.Known < 0 || d < st.Floor || len(st.Unreadable) > pendingCap {
+			delete(st.Unreadable, d)
+		}
+	}
+	st.Retention.AgeMS = max(st.Retention.AgeMS, 0)
+	st.Retention.Keep = max(st.Retention.Keep, 0)
+	st.Retention.StepMS = max(st.Retention.StepMS, 0)
+	st.Retention.PerPoll = max(st.Retention.PerPoll, 0)
+	st.Retention.Wait = min(max(st.Retention.Wait, 0), 4)
+	st.ListCap, st.PageCap = max(st.ListCap, 0), max(st.PageCap, 0)
 }
 
 // validEventLabel tells whether k can be an event label value.

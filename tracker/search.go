@@ -54,6 +54,11 @@ func (p *poller) search(ctx context.Context, st *State, s *sink, floor, end, fro
 		if err != nil {
 			return found, err
 		}
+		if n > 0 && s.reqs > 0 && (st.ListCap == 0 || s.reqs < st.ListCap) {
+			// The listing held fewer events than its range: its size is
+			// the console's cap (listingFrom leaves room under it).
+			st.ListCap = s.reqs
+		}
 	}
 	if rest := deficit - p.explained(st, s, d, from, end); rest > 0 && from > floor {
 		n, err := p.bisect(ctx, st, s, floor, from-1, rest, from)
@@ -74,7 +79,7 @@ func (p *poller) search(ctx context.Context, st *State, s *sink, floor, end, fro
 // they are taken out, so that the rest of the window is still looked at.
 func (p *poller) explained(st *State, s *sink, d, lo, hi int64) int64 {
 	if !st.Semantics.includesRunning() {
-		d -= s.runningIn(lo, hi)
+		d -= p.unsettledIn(st, s, lo, hi).total()
 	}
 	return max(d, 0)
 }
@@ -92,9 +97,19 @@ func (p *poller) shortfall(ctx context.Context, st *State, s *sink, lo, hi int64
 	if err != nil {
 		return 0, err
 	}
-	d := n - st.Known.countRange(lo, hi)
+	d := n - st.Known.countRange(lo, hi) - st.unreadableIn(lo, hi)
 	if st.Semantics.includesRunning() {
-		d -= s.runningIn(lo, hi)
+		// Running and given-up events are counted, not listed. Not the
+		// running events that left the runnings lately: they completed (and
+		// are here to be read) or were aborted (given up after a few polls).
+		expect := p.unsettledIn(st, s, lo, hi).counted()
+		if d < expect {
+			// Fewer than the events listed running before this count was
+			// taken: the console counts completed events only (now).
+			st.Semantics.completedSeen()
+			return d, nil
+		}
+		d -= expect
 	}
 	return d, nil
 }
@@ -115,8 +130,19 @@ func (p *poller) bisect(ctx context.Context, st *State, s *sink, lo, hi, d, late
 	if st.PageCap > 0 {
 		leaf = min(leaf, st.PageCap)
 	}
-	if st.Known.countRange(lo, hi) <= int64(leaf) || hi-lo < 2 {
-		return p.pageOrResume(ctx, st, lo, hi, lateBefore)
+	if st.Known.countRange(lo, hi) <= int64(leaf) || hi == lo {
+		noted := st.unreadableIn(lo, lo)
+		n, err := p.pageOrResume(ctx, st, lo, hi, lateBefore)
+		if err == nil && hi == lo && n < int(d) && !p.rep.Incomplete && !st.Unread.Set && p.settled(st, lo) && st.unreadableIn(lo, lo) == noted {
+			// One millisecond read whole by pages, still short of its
+			// count: the console counts events there it will not list.
+			short := d - int64(n)
+			if !st.Semantics.includesRunning() {
+				short -= p.unsettledIn(st, s, lo, lo).counted()
+			}
+			p.noteUnreadable(st, lo, st.unreadableIn(lo, lo)+short)
+		}
+		return n, err
 	}
 	mid := st.Known.medianDate(lo, hi)
 	dl, err := p.shortfall(ctx, st, s, lo, mid)

@@ -23,16 +23,22 @@ type SelfCheck struct {
 	Outside int64 `json:"outside"`
 	// LastFull is the cursor at the latest full check.
 	LastFull int64 `json:"last_full"`
-	// Missed is what the full checks found beyond the window.
+	// Missed is what the full checks found beyond the window, and the
+	// events the console counted but never listed (unreadable.go) once
+	// they left it.
 	Missed int64 `json:"missed"`
+	// AbandonedSealed counts the given-up running events (abandoned.go)
+	// that left the window while the console counted running events: its
+	// count of what left the window holds them.
+	AbandonedSealed int64 `json:"abandoned_sealed,omitempty"`
 }
 
 // Futile remembers a search that found nothing although the count said
 // events were missing (a console whose count and listings disagree, or one
 // that counts running events without listing them): the same deficit is not
 // searched again at every poll, but after 1, 2, 4, ... 64 polls. A poll
-// whose count shows nothing missing, a larger deficit, or a change of the
-// count semantics detected end the backoff.
+// whose count shows nothing missing, another deficit (some events found or
+// new ones missing), or a change of the count semantics end the backoff.
 type Futile struct {
 	Deficit int64          `json:"deficit"`
 	Beyond  int64          `json:"beyond"` // the deficit beyond the running events listed then
@@ -49,16 +55,17 @@ func (f *Futile) shouldSearch(deficit, beyond int64, mode CountSemantics) bool {
 		*f = Futile{}
 		return deficit > 0
 	}
-	if f.Skip > 0 && deficit <= f.Deficit {
+	if f.Skip > 0 && deficit == f.Deficit {
 		f.Skip--
 		return false
 	}
 	return true
 }
 
-// searched records the outcome of a search.
+// searched records the outcome of a search: deficit is what it left
+// unexplained.
 func (f *Futile) searched(deficit, beyond int64, found int, mode CountSemantics) {
-	if found > 0 {
+	if found > 0 || deficit <= 0 {
 		*f = Futile{}
 		return
 	}
@@ -67,15 +74,21 @@ func (f *Futile) searched(deficit, beyond int64, found int, mode CountSemantics)
 	f.Deficit, f.Beyond, f.Mode = deficit, beyond, mode
 }
 
-// report sets Reported from this poll's window count: the sealed books,
-// plus the count of the window (less the running events when the console
-// counts them, less the baseline events still in the window). Reported is a
-// counter: it never goes down (a count taken a moment before a listing can
-// trail it by an event that completed in between).
-func (st *State) report(windowCount, runningInWindow int64) {
-	c := st.Check.Sealed + st.Check.Outside + windowCount - st.Known.baselineFrom(st.Floor)
+// report sets Reported from this poll's count: what the engine counted
+// (the sealed books, and the events it knows in the window that are not
+// baseline) plus excess, the events of the checked interval the console
+// counts and the engine has not read, less the events started and not
+// completed that the console may count: always those that left the
+// runnings lately (an aborted one never completes; one that completed is
+// read within a few polls), and the running and given-up ones unless the
+// console is known to count completed events only. Reported minus counted
+// is then what the console holds that the engine missed, never more.
+// Reported is a counter: it never goes down (a count taken a moment before
+// a listing can trail it by an event that completed in between).
+func (st *State) report(excess int64, u unsettled) {
+	c := st.Check.Sealed + st.Check.Outside + st.Known.countRange(st.Floor, maxInt64) - st.Known.baselineFrom(st.Floor) + excess - u.vanished
 	if st.Semantics.subtractsRunning() {
-		c -= runningInWindow
+		c -= u.running + u.abandoned
 	}
 	if c > int64(st.Reported) {
 		st.Reported = uint64(c)
@@ -91,6 +104,8 @@ func (st *State) seal(floor int64) {
 	removed, removedBaseline := st.Known.trimBelow(floor)
 	st.Check.Sealed += removed - removedBaseline
 	st.Check.BaselineSealed += removedBaseline
+	st.sealAbandoned(floor)
+	st.sealUnreadable(floor)
 	st.Floor = floor
 }
 

@@ -12,14 +12,25 @@ const (
 )
 
 // Semantics is the detection of a node's count semantics from its answers.
-// Each poll with running events in the counted interval is a vote: the
-// count taken just before the listing equals the known events (completed
-// only) or the known events plus the running ones (includes running); a
-// race between the two calls can make one vote wrong, so the verdict needs
-// a margin of two votes, and contrary votes move it back (a console
-// upgraded or restarted with another behaviour is detected again).
+// A console can change it while serving (an upgrade, a restart), so the
+// verdict follows the evidence:
+//
+//   - a count below the known events plus the running events listed that
+//     surely started before it was taken (and the running events given up:
+//     a console that counts running events counts those for ever) is a vote
+//     for completed: races between the count and the listing are bounded
+//     (sink.shortGap) and left out of the comparison. A vote decides a
+//     console not told yet, two move a verdict of includes_running back
+//     (one may be a count a forgetting console lowered); a count a
+//     search takes after the listing, below the known and running events
+//     of its range, decides completed at once (no race can make it);
+//   - a search that reads every page the counts point at and still leaves
+//     the count above the known events, while events are started and not
+//     completed, decides includes_running at once: a count of completed
+//     events holds nothing a listing does not show. A console switched to
+//     it is followed within a poll.
 type Semantics struct {
-	Score int            `json:"score"` // -3..3: negative completed, positive includes running
+	Score int            `json:"score"` // -2..2: negative completed, positive includes running
 	Mode  CountSemantics `json:"mode"`
 
 	// Unlisted is set for a console that counts running events but never
@@ -29,7 +40,7 @@ type Semantics struct {
 	// the self-check compare completed events with completed events.
 	Unlisted      bool  `json:"unlisted,omitempty"`
 	UnlistedScore int   `json:"unlisted_score,omitempty"` // 0..3
-	RunningsAt    int64 `json:"runnings_at,omitempty"`    // cursor when running events were last listed
+	RunningsAt    int64 `json:"runnings_at,omitempty"`    // console clock when running events were last listed
 }
 
 func (s Semantics) mode() CountSemantics {
@@ -39,51 +50,61 @@ func (s Semantics) mode() CountSemantics {
 	return s.Mode
 }
 
-// vote takes one poll's evidence: running is the number of running events
-// listed in the counted interval, dEx the count minus the known events,
-// dIn the same minus running too. A console that counts running events
-// cannot give dEx <= 0 while running events are listed: that is evidence
-// of a count of completed events. The other way, a count equal to the known
-// events plus the running ones is no evidence by itself (missing events can
-// number as many as the running ones): the search tells (found, futile).
-func (s *Semantics) vote(running, dEx, dIn int64) {
-	if running > 0 && dEx <= 0 {
+// vote takes one poll's evidence for a count of completed events: excess
+// is the count less the known events, expect the events that a console
+// counting running events surely counted (running since before the count,
+// given up), shortGap the events that may have started after the count and
+// completed before the listing.
+func (s *Semantics) vote(excess, expect, shortGap int64) {
+	if expect > 0 && excess < expect-shortGap {
+		s.move(-2)
+	}
+}
+
+// found takes a search that found events: more than beyond of them (the
+// count's excess less the events started and not completed) cannot be if
+// the console counts running events.
+func (s *Semantics) found(n, running, beyond int64) {
+	if running > 0 && n > beyond {
 		s.move(-1)
 	}
 }
 
-// found takes a search that found events: more than dIn of them (with
-// running events listed) cannot be if the console counts running events.
-func (s *Semantics) found(n, running, dIn int64) {
-	if running > 0 && n > dIn {
-		s.move(-1)
+// searched takes a search that read every page the counts pointed at:
+// excess is what the count still exceeds the known events by, unsettled the
+// events started and not completed. A count of completed events holds none
+// but events a listing shows: an excess left beside unsettled events means
+// the console counts those (and perhaps events aborted before any listing
+// showed them running, which it counts for ever and never lists). On a console that has listed no running event for an
+// hour, an excess left is a vote for running events counted but not listed
+// (or for events lost: both are then looked for once they must have
+// completed, see countEnd).
+func (s *Semantics) searched(excess, unsettled, clock int64) {
+	if excess > 0 && unsettled > 0 {
+		s.Score, s.Mode = 2, CountRunning
 	}
-}
-
-// futile takes a search that found nothing although dEx > 0 >= dIn: the
-// "missing" events were the running ones. On a console that has listed no
-// running event for an hour, a futile search is a vote for running events
-// counted but not listed (or for events lost: both are then looked for once
-// they must have completed, see settledEnd).
-func (s *Semantics) futile(dEx, dIn, cursor int64) {
-	if dEx > 0 && dIn <= 0 {
-		s.move(+1)
-	}
-	if dEx > 0 && (s.RunningsAt == 0 || cursor-s.RunningsAt > slotMS*lateSlots) {
+	if excess > 0 && unsettled == 0 && (s.RunningsAt == 0 || clock-s.RunningsAt > slotMS*lateSlots) {
 		s.UnlistedScore = min(s.UnlistedScore+1, 3)
 		s.Unlisted = s.Unlisted || s.UnlistedScore >= 2
 	}
 }
 
+// completedSeen takes a count, taken after a listing, below the known
+// events plus the running ones that listing showed: a console that counts
+// running events cannot give it. Decisive, as no race can make it.
+func (s *Semantics) completedSeen() {
+	s.Score, s.Mode = -2, CountCompleted
+}
+
 // runningsListed records that the console listed running events: it is not
 // one that hides them.
-func (s *Semantics) runningsListed(cursor int64) {
-	s.RunningsAt = cursor
+func (s *Semantics) runningsListed(clock int64) {
+	s.RunningsAt = clock
 	s.Unlisted, s.UnlistedScore = false, 0
 }
 
 func (s *Semantics) move(d int) {
-	s.Score = min(max(s.Score+d, -3), 3)
+	s.Score = min(max(s.Score+d, -2), 2)
 	switch {
 	case s.Score >= 2:
 		s.Mode = CountRunning
@@ -102,17 +123,6 @@ func (s *Semantics) includesRunning() bool { return s.mode() == CountRunning }
 // count completed events only (the safe side: Reported is a counter, a
 // value too high could not be taken back).
 func (s *Semantics) subtractsRunning() bool { return s.mode() != CountCompleted }
-
-// deficit is how many counted events the engine does not know. Until the
-// console is known to count running events, they are taken as missing: a
-// console that does costs one search that finds nothing (which also tells
-// its semantics), a miss is never hidden behind running events.
-func (s *Semantics) deficit(dEx, dIn int64) int64 {
-	if s.includesRunning() {
-		return dIn
-	}
-	return dEx
-}
 
 // Detected is the count semantics detected so far.
 func (s Semantics) Detected() CountSemantics {

@@ -2,39 +2,53 @@ package tracker
 
 import "testing"
 
-// The count semantics verdict: two votes of margin, contrary votes move it
-// back, a coincidence (count = known + running) is no vote, and a futile
-// search on a console that never lists running events marks it as one that
-// hides them.
+// The count semantics verdict: a search that read every page and leaves an
+// excess beside events started and not completed decides includes_running
+// at once (a console switched to it is followed within a
+// poll); counts below the known events plus the running ones that surely
+// started before them are votes for completed, four of them move the
+// verdict back; an excess with nothing running is no evidence for
+// includes_running; a console that never lists running events but counts
+// them is told by the excess a search leaves.
 func TestSemanticsVotes(t *testing.T) {
 	var s Semantics
-	s.vote(3, 3, 0) // count = known + running: could be misses, no vote
+	s.vote(3, 3, 0) // count = known + running that started before it: consistent with both
 	if s.Detected() != CountUnknown || s.Score != 0 {
 		t.Fatalf("a coincidence voted: %+v", s)
 	}
-	s.runningsListed(500) // the poll's listing showed running events
-	s.futile(3, 0, 1000)
-	s.futile(3, 0, 2000)
+	s.runningsListed(500)
+	s.searched(3, 0, 1000) // nothing started and not completed: no evidence for running events
+	if s.Detected() != CountUnknown {
+		t.Fatalf("an excess without running events decided: %+v", s)
+	}
+	s.searched(5, 3, 1000) // beside running events (and events aborted unseen)
+	if s.Detected() != CountRunning || s.Unlisted {
+		t.Fatalf("a searched excess of exactly the running events: %+v", s)
+	}
+	s.vote(0, 2, 0) // count no larger than known, two running since before it
 	if s.Detected() != CountRunning {
-		t.Fatalf("two futile searches with running events listed: %+v", s)
+		t.Fatalf("one contrary vote moved the verdict: %+v", s)
 	}
-	if s.Unlisted {
-		t.Fatalf("a console that lists running events taken as hiding them: %+v", s)
-	}
-	for i := 0; i < 4; i++ {
-		s.vote(2, 0, -2) // count no larger than known, running listed
-	}
+	s.vote(0, 2, 0)
 	if s.Detected() != CountCompleted {
-		t.Fatalf("contrary votes did not move the verdict back: %+v", s)
+		t.Fatalf("two contrary votes did not move the verdict back: %+v", s)
+	}
+	s.vote(1, 2, 1) // one event may have started after the count and completed before the listing
+	if s.Score != -2 {
+		t.Fatalf("a race voted: %+v", s)
+	}
+	s.searched(2, 2, 3000) // the console switched to counting running events
+	if s.Detected() != CountRunning {
+		t.Fatalf("a switch to includes_running not followed at once: %+v", s)
 	}
 	s.found(3, 2, 1) // found more than count - known - running: not counting running
-	if s.Score != -3 {
+	if s.Score != 1 {
 		t.Fatalf("score %d after a search that found more than the running ones leave", s.Score)
 	}
 
 	var hidden Semantics
-	hidden.futile(4, 4, 10)
-	hidden.futile(4, 4, 20)
+	hidden.searched(4, 0, 10)
+	hidden.searched(4, 0, 20)
 	if !hidden.Unlisted || hidden.Detected() != CountRunning {
 		t.Fatalf("a console that never lists running events but counts them: %+v", hidden)
 	}

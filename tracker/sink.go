@@ -20,6 +20,11 @@ type sink struct {
 
 	resp response
 
+	// since is the :time of a lastevents listing (sinceSet): an event
+	// dated exactly then shows the console includes :time.
+	since    int64
+	sinceSet bool
+
 	// Summaries of reqs.
 	reqs, fresh   int
 	minDate       int64
@@ -38,7 +43,27 @@ type sink struct {
 	// would not).
 	newest    int64
 	newestSet bool
+	// latest is the latest date of any event the listing showed (read
+	// before or not): the node's clock was at least there when it answered.
+	latest    int64
+	latestSet bool
+	// shownBy is the latest time the listing shows the node's clock has
+	// reached: the latest end of a completed event or start of a running
+	// one (0: none). Unlike latest, it does not count completed events
+	// the node may not have reached again (its clock went back).
+	shownBy int64
+	// freshEnds holds the dates and completion times of the events counted
+	// (bounded): which of them may have completed between the poll's count
+	// and its listing (raceCandidates, shortGap).
+	freshEnds []freshEnd
+	freshMore int // counted events beyond the bound of freshEnds
 }
+
+type freshEnd struct{ date, end int64 }
+
+// maxFreshEnds bounds freshEnds; events beyond it are all taken as
+// candidates (the safe side).
+const maxFreshEnds = 4096
 
 type sinkMode int
 
@@ -60,8 +85,15 @@ func (p *poller) newSink(st *State, mode sinkMode) *sink {
 
 // Event implements Handler for an element of reqs.
 func (s *sink) Event(e Event) error {
+	s.noteLatest(e.Date)
+	if end := e.Date + max(e.Duration, 0); end > s.shownBy {
+		s.shownBy = end
+	}
 	if s.mode == modeRunnings {
 		return nil
+	}
+	if s.sinceSet && e.Date == s.since {
+		s.st.Bounds.SinceInclusive = true
 	}
 	if s.reqs == 0 || e.Date < s.minDate {
 		s.minDate = e.Date
@@ -79,7 +111,7 @@ func (s *sink) Event(e Event) error {
 		s.baselineEvent(e)
 		return nil
 	}
-	waited := st.resolvePending(e)
+	waited := st.resolvePending(e) || st.resolveAbandoned(e)
 	var isNew bool
 	if e.Date >= st.Floor {
 		isNew = st.Known.observe(&s.resp, kEntry{date: e.Date, fp: fingerprint(e)})
@@ -88,9 +120,8 @@ func (s *sink) Event(e Event) error {
 		}
 	} else {
 		// Too old to be told apart: read before, unless it is a running
-		// event the engine waited for, and not one seen running again only
-		// because the node's clock went back over it.
-		isNew = waited && !st.completedBeforeRewind(e)
+		// event the engine waited for.
+		isNew = waited
 		if isNew {
 			st.countedOutsideWindow(e.Date)
 		}
@@ -99,6 +130,7 @@ func (s *sink) Event(e Event) error {
 	if isNew {
 		st.countEvent(e, lim)
 		s.fresh++
+		s.noteFresh(e)
 		s.noteNewest(e.Date)
 		if !waited && e.Date < s.lateBefore {
 			s.maxNeed = max(s.maxNeed, s.cursor-e.Date)
@@ -130,6 +162,8 @@ func (s *sink) baselineEvent(e Event) {
 
 // Running implements Handler for an element of runnings.
 func (s *sink) Running(e Event) error {
+	s.noteLatest(e.Date)
+	s.shownBy = max(s.shownBy, e.Date)
 	s.runnings++
 	s.running[s.st.typeLabel(e.Type, s.p.o.Limits.MaxEventTypes)]++
 	key := pendingKey(e.Type, e.Date, e.Comment)
@@ -204,6 +238,67 @@ func (b *staged) commit() {
 		_ = b.s.Running(e)
 	}
 	b.s.end()
+}
+
+// noteLatest records a date the answer showed.
+func (s *sink) noteLatest(date int64) {
+	if !s.latestSet || date > s.latest {
+		s.latest, s.latestSet = date, true
+	}
+	s.p.noteNewest(date)
+}
+
+// noteFresh records when a counted event completed.
+func (s *sink) noteFresh(e Event) {
+	if len(s.freshEnds) >= maxFreshEnds {
+		s.freshMore++
+		return
+	}
+	end := e.Date
+	if e.HasDuration && e.Duration > 0 {
+		end += e.Duration
+	}
+	s.freshEnds = append(s.freshEnds, freshEnd{date: e.Date, end: end})
+}
+
+// raceSlopMS is added to the time measured between a poll's count and its
+// listing: the count's answer took time to arrive too.
+const raceSlopMS = 100
+
+// raceCandidates bounds how many of the events this listing counted may
+// have completed after the count was taken, gap ms before it answered:
+// those that completed later than the node's clock at the count, which was
+// at least the latest date the listing shows less gap (and raceSlopMS). A count of completed events does not hold them, so a count
+// below the known events by no more than these proves nothing.
+func (s *sink) raceCandidates(gap int64) int64 {
+	if !s.latestSet {
+		return int64(s.fresh)
+	}
+	t1 := s.latest - gap - raceSlopMS
+	n := int64(s.freshMore)
+	for _, f := range s.freshEnds {
+		if f.end > t1 {
+			n++
+		}
+	}
+	return n
+}
+
+// shortGap bounds how many of the events this listing counted may have
+// started after the count and completed before the listing: a console that
+// counts running events does not count them either.
+func (s *sink) shortGap(gap int64) int64 {
+	if !s.latestSet {
+		return int64(s.fresh)
+	}
+	t1 := s.latest - gap - raceSlopMS
+	n := int64(s.freshMore)
+	for _, f := range s.freshEnds {
+		if f.date > t1 && f.end-f.date <= gap+raceSlopMS {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *sink) noteNewest(date int64) {

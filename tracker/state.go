@@ -12,8 +12,20 @@ type State struct {
 	// Unix ms: the counters' created timestamp. 0: not known (a state file
 	// of format 1).
 	Since int64 `json:"since,omitempty"`
-	// Cursor is the `last` of the latest poll's listing, Unix ms.
+	// Cursor is where the node's log has been read up to, Unix ms by the
+	// node's clock: the latest date of an event the console showed
+	// (completed or running), never ahead of the console's clock by more
+	// than the node's measured lead (guard.go). It only moves forward.
+	// `last` plays no part in it: what `last` is, the specification leaves
+	// open (docs/counting.md).
 	Cursor int64 `json:"cursor"`
+	// Newest is the latest event date ever shown, unclamped: a cursor not
+	// backed by it and ahead of the console's clock is repaired.
+	Newest int64 `json:"newest,omitempty"`
+	// ClockAt is the console's clock (its Date header) at the latest poll,
+	// Unix ms, or the exporter's when the console's answers carry none: the
+	// clock what the engine learns ages by. 0: not yet.
+	ClockAt int64 `json:"clock_at,omitempty"`
 	// Floor is the window floor: events dated at or after it are told apart
 	// exactly (they are in Known when read); events dated before it that
 	// appear now are taken as read before, unless they are running events
@@ -23,9 +35,6 @@ type State struct {
 	// Origin is the floor at first contact: the self-check covers the
 	// console's events dated from there on.
 	Origin int64 `json:"origin"`
-	// Rewound is the highest cursor the node's `last` ever went back from
-	// (0: never). An event completed by then was already counted.
-	Rewound int64 `json:"rewound,omitempty"`
 
 	Known   known                   `json:"known"`
 	Pending map[string]PendingEvent `json:"pending"`
@@ -36,6 +45,20 @@ type State struct {
 	// PageCap is the silent cap of :limit the console was seen to apply (0:
 	// none seen): the search splits ranges down to pages of that size.
 	PageCap int `json:"page_cap,omitempty"`
+	// ListCap is the cap of lastevents listings the console was seen to
+	// apply (0: none seen): listings start where they have room.
+	ListCap int `json:"list_cap,omitempty"`
+	// Bounds is how the console reads the bounds of a range (bounds.go).
+	Bounds Bounds `json:"bounds"`
+	// Retention is what the engine learned of a console that forgets old
+	// events (retention.go).
+	Retention Retention `json:"retention"`
+	// Abandoned are running events that left the runnings and were never
+	// seen completed (abandoned.go), by pending key.
+	Abandoned map[string]PendingEvent `json:"abandoned,omitempty"`
+	// Unreadable holds, by date, events the console counts at one
+	// millisecond but never lists in full (unreadable.go).
+	Unreadable map[int64]Unread `json:"unreadable,omitempty"`
 
 	Lateness  Lateness  `json:"lateness"`
 	Semantics Semantics `json:"semantics"`
@@ -72,6 +95,8 @@ func (st *State) Clone() *State {
 	c := *st
 	c.Known = st.Known.clone()
 	c.Pending = cloneMap(st.Pending)
+	c.Abandoned = cloneMap(st.Abandoned)
+	c.Unreadable = cloneMap(st.Unreadable)
 	c.Lateness = st.Lateness
 	c.Legacy = nil
 	if st.Legacy != nil {
@@ -82,13 +107,11 @@ func (st *State) Clone() *State {
 	return &c
 }
 
-// completedBeforeRewind tells whether e had completed before the node's
-// clock went back: then it was seen (and counted) before, and finding it
-// running again, then completed, is a replay.
-func (st *State) completedBeforeRewind(e Event) bool {
-	end := e.Date
-	if e.HasDuration && e.Duration > 0 {
-		end += e.Duration
+// refClock is the clock learned state ages by (ClockAt), the cursor until
+// a poll has set it.
+func (st *State) refClock() int64 {
+	if st.ClockAt != 0 {
+		return st.ClockAt
 	}
-	return st.Rewound > 0 && end <= st.Rewound
+	return st.Cursor
 }

@@ -19,6 +19,9 @@ type Tally struct {
 	NodeDown         map[string]uint64     `json:"node_down"` // by down node
 	MetadataUpgraded uint64                `json:"metadata_upgraded"`
 	Dropped          map[string]uint64     `json:"dropped"` // label values dropped, by label name
+	// CursorRepairs counts the cursors found ahead of the console's clock
+	// and repaired (guard.go).
+	CursorRepairs uint64 `json:"cursor_repairs,omitempty"`
 
 	// Gauges (learned from every listing, the look-back included).
 	Running         map[string]int        `json:"running"`   // by event label, from the latest runnings

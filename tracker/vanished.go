@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/go-kit/log/level"
@@ -36,39 +37,113 @@ func (p *poller) vanished(ctx context.Context, st *State, s *sink, from int64) e
 		if !ok {
 			continue // resolved by an earlier look-up of this poll
 		}
-		if pe.Date > st.Cursor {
-			// The node's clock went back before its start: it is in the
-			// node's future, not vanished. It shows again when the clock
-			// catches up.
+		if pe.Date >= s.shownBy {
+			// The listing shows the node's clock no later than its start:
+			// it may have gone back before it (the event shows again when
+			// the clock catches up). Not a miss while nothing later shows.
 			continue
 		}
 		if pe.Date < from && calls < lookupsPerPoll {
 			calls++
-			end := max(pe.Date, min(pe.Date+lookupSpan, st.Cursor))
-			ls := p.newSink(st, modeCount)
-			ls.lateBefore = 0 // a running event found completed was not late
-			b := &staged{s: ls}
-			if _, err := p.con.List(ctx, Range(Asc, pe.Date, end, lookupLimit), b); err != nil {
+			full, err := p.lookUp(ctx, st, pe.Date)
+			if err != nil {
 				return err
 			}
-			b.commit()
-			p.rep.Counted += ls.fresh
-			if _, still := st.Pending[key]; !still {
-				continue
-			}
-			if ls.reqs >= lookupLimit && ls.maxDate > pe.Date {
-				continue // a full page that may have stopped short of it: not a miss
+			if _, still := st.Pending[key]; !still || full {
+				continue // found, or a full page that may have stopped short of it: not a miss
 			}
 		}
 		cur := st.Pending[key]
 		if cur.Misses+1 >= pendingMisses {
 			delete(st.Pending, key)
-			level.Warn(p.o.Logger).Log("msg", "running event left the runnings without being seen completed; given up (the window's count shows it if it completed)",
+			st.abandon(key, cur)
+			level.Warn(p.o.Logger).Log("msg", "running event left the runnings without being seen completed; given up (aborted? the window's count shows it if it completed)",
 				"event", pe.Type, "date", pe.Date, "polls", cur.Misses+1)
 			continue
 		}
 		cur.Misses++
 		st.Pending[key] = cur
+	}
+	return p.lookUpAbandoned(ctx, st, lookupsPerPoll-calls)
+}
+
+// lookUp reads the events starting in the look-up span from date (they
+// apply all or nothing): a waited-for running event found completed is
+// counted. full tells a page that may have stopped short of the span.
+func (p *poller) lookUp(ctx context.Context, st *State, date int64) (full bool, err error) {
+	end := max(date, min(date+lookupSpan, max(st.Cursor, st.Newest)))
+	ls := p.newSink(st, modeCount)
+	ls.lateBefore = 0 // a running event found completed was not late
+	b := &staged{s: ls}
+	if _, err := p.con.List(ctx, Range(Asc, date, end, lookupLimit), b); err != nil {
+		return false, err
+	}
+	b.commit()
+	p.rep.Counted += ls.fresh
+	return ls.reqs >= lookupLimit && ls.maxDate > date, nil
+}
+
+// lookUpAbandoned looks for the given-up running events again, each after
+// 2, 4, 8, 16 and 32 polls, then every 32: on a console that counts running events, one that
+// completed after all changes no count, and would otherwise stay hidden
+// among the abandoned (a console with another count semantics shows it in
+// its count, and the search finds it). One call covers every abandoned
+// event of its span.
+func (p *poller) lookUpAbandoned(ctx context.Context, st *State, budget int) error {
+	if len(st.Abandoned) == 0 || !st.Semantics.includesRunning() {
+		return nil
+	}
+	var due []PendingEvent
+	for key, a := range st.Abandoned {
+		a.Misses++
+		st.Abandoned[key] = a
+		if a.Misses >= 2 && (a.Misses&(a.Misses-1) == 0 || a.Misses%32 == 0) {
+			due = append(due, a)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool { return due[i].Date < due[j].Date })
+	covered := minInt64
+	for _, a := range due {
+		if budget <= 0 {
+			break
+		}
+		if a.Date <= covered {
+			continue
+		}
+		budget--
+		if _, err := p.lookUp(ctx, st, a.Date); err != nil {
+			return err
+		}
+		covered = a.Date + lookupSpan
+	}
+	return nil
+}
+
+// lookUpLeaving looks once more for the given-up running events the floor
+// is about to leave behind (on a console that counts running events, where
+// nothing else would show one that completed after all): each is looked
+// for at the latest then, a late window after it started.
+func (p *poller) lookUpLeaving(ctx context.Context, st *State) error {
+	if len(st.Abandoned) == 0 || !st.Semantics.includesRunning() {
+		return nil
+	}
+	floor := st.Cursor - p.o.windowMS()
+	var leaving []int64
+	for _, a := range st.Abandoned {
+		if a.Date < floor {
+			leaving = append(leaving, a.Date)
+		}
+	}
+	slices.Sort(leaving)
+	covered := minInt64
+	for _, d := range leaving {
+		if d <= covered {
+			continue
+		}
+		if _, err := p.lookUp(ctx, st, d); err != nil {
+			return err
+		}
+		covered = d + lookupSpan
 	}
 	return nil
 }
@@ -79,7 +154,20 @@ func (p *poller) vanished(ctx context.Context, st *State, s *sink, from int64) e
 // became visible later than the window allows: they were not counted, and
 // now they are reported (so reported minus counted shows them).
 func (p *poller) fullCheck(ctx context.Context, st *State, s *sink) error {
-	if st.Floor <= st.Origin || st.Cursor-st.Check.LastFull < p.o.windowMS() {
+	if r := &st.Retention; r.Seen {
+		// A console that forgets cannot be asked what it no longer holds;
+		// where its memory starts is looked at instead: soon after it was
+		// learned, then once per late window.
+		r.Polls++
+		if r.recheckDue() || st.refClock()-st.Check.LastFull >= p.o.windowMS() {
+			return p.recheckRetention(ctx, st)
+		}
+		return nil
+	}
+	if st.refClock()-st.Check.LastFull < p.o.windowMS() {
+		return nil
+	}
+	if st.Floor <= st.Origin {
 		return nil
 	}
 	n, err := p.con.Count(ctx, st.Origin, st.Floor-1)
@@ -87,10 +175,17 @@ func (p *poller) fullCheck(ctx context.Context, st *State, s *sink) error {
 		return err
 	}
 	if st.Semantics.subtractsRunning() {
-		n -= s.runningIn(st.Origin, st.Floor-1)
+		n -= s.runningIn(st.Origin, st.Floor-1) + st.Check.AbandonedSealed
 	}
-	st.Check.LastFull = st.Cursor
-	if sealed := n - st.Check.BaselineSealed; sealed > st.Check.Sealed {
+	st.Check.LastFull = st.refClock()
+	if sealed := n - st.Check.BaselineSealed; sealed < st.Check.Sealed-st.Check.Missed {
+		// Fewer than it counted before: the console forgets. Where its
+		// memory starts is looked at, and the checks follow it from now on.
+		level.Info(p.o.Logger).Log("msg", "the console counts fewer old events than it did: it forgets them; the self-check covers what it still remembers",
+			"counted_before", st.Check.Sealed, "counted_now", sealed)
+		st.Retention.Seen = true
+		return p.recheckRetention(ctx, st)
+	} else if sealed > st.Check.Sealed {
 		missed := sealed - st.Check.Sealed
 		st.Check.Missed += missed
 		st.Check.Sealed = sealed
