@@ -23,17 +23,34 @@ import (
 // A refused or failed login starts a backoff (doubling up to the maximum)
 // during which logins are not attempted and callers get the last login error
 // at once: a wrong password does not become a login storm.
+//
+// A login reports its own outcome to the observer, once. The callers that
+// started or waited for it take its result from the flight, not from the
+// session: a login failing before its caller looks again (a refused
+// connection fails at once) would leave that caller finding the backoff the
+// login set, as if refused by it, and reporting the failure a second time.
 type session struct {
 	c *Client
 
 	mu       sync.Mutex
 	token    string
 	gen      uint64        // generation of token; bumped by every successful login
-	attempts uint64        // logins finished, successful or not
-	inflight chan struct{} // closed when the login in flight finishes
+	inflight *flight       // the login in progress, nil when none
 	lastErr  *Error        // error of the last failed login
 	retryAt  time.Time     // no login before this instant
 	backoff  time.Duration // wait after the next failure
+
+	// afterLoginStart, when set (tests only), runs in the caller that
+	// started a login, right after starting it, with the login's done channel.
+	afterLoginStart func(done <-chan struct{})
+}
+
+// flight is one login; its result fields are set before done is closed.
+type flight struct {
+	done  chan struct{}
+	token string
+	gen   uint64
+	err   *Error
 }
 
 // current returns the token to use, logging in first when there is none.
@@ -54,47 +71,52 @@ func (s *session) current(ctx context.Context) (string, uint64, error) {
 // renew returns a token newer than generation stale, logging in only when
 // nobody else has done it or is doing it.
 func (s *session) renew(ctx context.Context, stale uint64) (string, uint64, error) {
-	waitedFor := uint64(0)
-	waited := false
-	for {
-		s.mu.Lock()
-		if s.gen != stale && s.token != "" {
-			token, gen := s.token, s.gen
-			s.mu.Unlock()
-			return token, gen, nil
-		}
-		if ch := s.inflight; ch != nil {
-			waitedFor, waited = s.attempts, true
-			s.mu.Unlock()
-			select {
-			case <-ch:
-				continue
-			case <-ctx.Done():
-				return "", 0, s.waitError(ctx)
-			}
-		}
+	s.mu.Lock()
+	if s.gen != stale && s.token != "" {
+		token, gen := s.token, s.gen
+		s.mu.Unlock()
+		return token, gen, nil
+	}
+	f := s.inflight
+	starts := f == nil
+	if starts {
 		if now := s.c.now(); now.Before(s.retryAt) {
+			// No login for this call: it fails on the backoff, which
+			// is reported as a login error of its own.
 			err := s.backoffError(now)
-			// The login we waited for failed: its error is ours, and it
-			// was reported already. A fresh call in backoff is reported.
-			fresh := !waited || s.attempts == waitedFor
 			s.mu.Unlock()
-			if fresh {
-				s.c.observeLogin(LoginError)
-			}
+			s.c.observeLogin(LoginError)
 			return "", 0, err
 		}
-		ch := make(chan struct{})
-		s.inflight = ch
-		s.mu.Unlock()
+		f = &flight{done: make(chan struct{})}
+		s.inflight = f
+	}
+	s.mu.Unlock()
+	if starts {
 		// The login runs detached from the caller's cancellation, so that a
 		// caller giving up does not fail the login the others wait for.
-		go s.login(context.WithoutCancel(ctx), ch)
+		go s.login(context.WithoutCancel(ctx), f)
+		if s.afterLoginStart != nil {
+			s.afterLoginStart(f.done)
+		}
 	}
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return "", 0, s.waitError(ctx)
+	}
+	if f.err != nil {
+		// The login reported its failure; each caller gets its own copy,
+		// which it may annotate.
+		e := *f.err
+		return "", 0, &e
+	}
+	return f.token, f.gen, nil
 }
 
-// login performs one login and publishes its result.
-func (s *session) login(ctx context.Context, done chan struct{}) {
+// login performs one login, publishes its result in the session and in f,
+// then closes f.done.
+func (s *session) login(ctx context.Context, f *flight) {
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.Timeout)
 	defer cancel()
 	token, err := s.c.doLogin(ctx)
@@ -102,9 +124,8 @@ func (s *session) login(ctx context.Context, done chan struct{}) {
 	s.mu.Lock()
 	defer func() {
 		s.inflight = nil
-		s.attempts++
 		s.mu.Unlock()
-		close(done)
+		close(f.done)
 	}()
 	if err == nil {
 		s.token = token
@@ -112,8 +133,10 @@ func (s *session) login(ctx context.Context, done chan struct{}) {
 		s.lastErr = nil
 		s.retryAt = time.Time{}
 		s.backoff = s.c.cfg.LoginBackoff
+		f.token, f.gen = s.token, s.gen
 		return
 	}
+	f.err = err
 	s.token = ""
 	s.lastErr = err
 	if s.backoff == 0 {

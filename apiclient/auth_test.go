@@ -211,3 +211,50 @@ func TestLoginBackoffTransientCap(t *testing.T) {
 		t.Fatalf("after the console came back: %v", err)
 	}
 }
+
+// TestLoginOutcomeReportedOnce: a failed login is reported once, by the
+// login itself, even when it fails before the caller that started it looks
+// again (a refused connection fails at once). The hook makes the caller
+// look only after the login finished, the interleaving that made one
+// unreachable console count two login errors.
+func TestLoginOutcomeReportedOnce(t *testing.T) {
+	loginFirst := func(c testClient) {
+		c.auth.afterLoginStart = func(done <-chan struct{}) { <-done }
+	}
+	t.Run("connection refused", func(t *testing.T) {
+		c := newClient(t, refusingURL(t), nil)
+		loginFirst(c)
+		_, err := c.Version(ctxT(t), node1)
+		checkError(t, err, KindConsoleUnreachable, EndpointLogin)
+		if c.obs.login(LoginError) != 1 || len(c.obs.logins) != 1 {
+			t.Fatalf("observer logins %v, want one error", c.obs.logins)
+		}
+	})
+	t.Run("login 5xx", func(t *testing.T) {
+		sim, _ := newSim(t, nil)
+		sim.SetConsoleFault(simulator.Fault{Status: 503})
+		c := newClient(t, sim.URL(), nil)
+		loginFirst(c)
+		_, err := c.Events(ctxT(t), node1)
+		if e := checkError(t, err, KindConsoleUnreachable, EndpointLogin); e.Status != 503 {
+			t.Fatalf("status %d, want the login's 503", e.Status)
+		}
+		if n := sim.Stats().Requests["login"]; n != 1 {
+			t.Fatalf("%d logins", n)
+		}
+		if c.obs.login(LoginError) != 1 || len(c.obs.logins) != 1 {
+			t.Fatalf("observer logins %v, want one error", c.obs.logins)
+		}
+	})
+	t.Run("bad credentials", func(t *testing.T) {
+		sim, _ := newSim(t, nil)
+		c := newClient(t, sim.URL(), func(c *Config) { c.Password = "wrong" })
+		loginFirst(c)
+		_, err := c.Events(ctxT(t), node1)
+		checkError(t, err, KindBadCredentials, EndpointLogin)
+		// The refusal is the login's outcome; the caller adds no error.
+		if c.obs.login(LoginFailure) != 1 || len(c.obs.logins) != 1 {
+			t.Fatalf("observer logins %v, want one failure", c.obs.logins)
+		}
+	})
+}

@@ -54,7 +54,7 @@ func TestBadCredentials(t *testing.T) {
 
 func TestConsoleUnreachable(t *testing.T) {
 	t.Run("closed port", func(t *testing.T) {
-		c := newClient(t, closedPortURL(t), nil)
+		c := newClient(t, refusingURL(t), nil)
 		_, err := c.Version(ctxT(t), node1)
 		checkError(t, err, KindConsoleUnreachable, EndpointLogin)
 		if c.obs.login(LoginError) != 1 || !c.obs.saw("login error") {
@@ -62,7 +62,7 @@ func TestConsoleUnreachable(t *testing.T) {
 		}
 	})
 	t.Run("closed port without login", func(t *testing.T) {
-		c := newClient(t, closedPortURL(t), func(c *Config) { c.Username, c.Password = "", "" })
+		c := newClient(t, refusingURL(t), func(c *Config) { c.Username, c.Password = "", "" })
 		_, err := c.Events(ctxT(t), node1)
 		e := checkError(t, err, KindConsoleUnreachable, EndpointEvents)
 		if e.Node != "node1.example:9999" || !c.obs.saw("events error") {

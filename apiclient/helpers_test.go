@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -148,18 +147,6 @@ func (r *headerRecorder) all() []recorded {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]recorded(nil), r.reqs...)
-}
-
-// closedPortURL returns the URL of a loopback port nobody listens on.
-func closedPortURL(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return "http://" + addr
 }
 
 // expectedReqs is the ground truth of a listing's reqs: events of the node

@@ -56,7 +56,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	bad := newClient(t, rec.URL, func(c *Config) { c.Password = promconfig.Secret(testPassword + "x") })
 	_, err = bad.Events(ctx, node1)
 	collect(err)
-	down := newClient(t, closedPortURL(t), nil)
+	down := newClient(t, refusingURL(t), nil)
 	_, err = down.Events(ctx, node1)
 	collect(err)
 	canceled, cancel := context.WithCancel(ctx)

@@ -135,11 +135,7 @@ func buildBomb() {
 	bomb.repeat = seg(spaces)
 	crcHead := crc32.ChecksumIEEE(head)
 	crcRep := crc32.ChecksumIEEE(spaces)
-	c := crcHead
-	for i := 1; i < bombChunks; i++ {
-		c = crc32Combine(c, crcRep, bombChunk)
-	}
-	bomb.crc = c
+	bomb.crc = crc32Repeat(crcHead, crcRep, bombChunk, bombChunks-1)
 	bomb.expandedBytes = int64(bombChunk) * bombChunks
 }
 
@@ -208,6 +204,25 @@ func crc32Combine(crc1, crc2 uint32, len2 int64) uint32 {
 		}
 	}
 	return crc1 ^ crc2
+}
+
+// crc32Repeat returns the CRC-32 (IEEE) of A followed by n copies of B from
+// crc(A), crc(B) and len(B). Appending B maps the CRC so far through one
+// linear operator (then xors crc(B)): the operator is built once here, with
+// 32 combines, instead of once per copy. Rebuilding it for each of the
+// bomb's 10 239 copies took about 0.5 s of CPU under -race, seconds on a
+// loaded machine, all inside the first bomb request and its client's
+// timeout.
+func crc32Repeat(crcA, crcB uint32, lenB int64, n int) uint32 {
+	var op [32]uint32 // column i: bit i of the CRC so far, carried past B
+	for i := range op {
+		op[i] = crc32Combine(1<<i, 0, lenB)
+	}
+	c := crcA
+	for range n {
+		c = gf2MatrixTimes(op[:], c) ^ crcB
+	}
+	return c
 }
 
 func gf2MatrixTimes(mat []uint32, vec uint32) uint32 {

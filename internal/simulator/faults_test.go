@@ -187,6 +187,21 @@ func TestBombTrailerCRC(t *testing.T) {
 	}
 }
 
+func TestBombTrailerCRCRepeat(t *testing.T) {
+	// The CRC of a head and n copies of a segment equals the CRC of the
+	// concatenation, as the bomb's trailer needs.
+	a := bytes.Repeat([]byte("ab"), 5000)
+	b := bytes.Repeat([]byte(" "), 70001)
+	all := append([]byte{}, a...)
+	for n := range 5 {
+		if got, want := crc32Repeat(crc32.ChecksumIEEE(a), crc32.ChecksumIEEE(b), int64(len(b)), n),
+			crc32.ChecksumIEEE(all); got != want {
+			t.Errorf("%d copies: crc32Repeat = %08x, want %08x", n, got, want)
+		}
+		all = append(all, b...)
+	}
+}
+
 type countingReader struct {
 	r io.Reader
 	n int
