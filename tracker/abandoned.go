@@ -51,6 +51,9 @@ func (st *State) abandonedIn(lo, hi int64) int64 {
 // listing s no longer shows running, dated in [lo, hi]: they left the
 // runnings but are not seen completed yet (vanished.go looks for them).
 func (st *State) vanishedIn(lo, hi int64, s *sink) int64 {
+	if s.inherit {
+		return 0 // a listing that shows no running events tells none left
+	}
 	var n int64
 	for key, pe := range st.Pending {
 		if pe.Date < lo || pe.Date > hi || st.unreadableAt(pe.Date) > 0 {

@@ -26,6 +26,9 @@ type simConsole struct {
 	hide func(simulator.Event) bool
 	// requests counts calls by kind: "lastevents", "asc", "desc", "count".
 	requests map[string]int
+	// shownRunning records the running events lastevents listings handed
+	// over (those the engine tracks), by sequence number, when set.
+	shownRunning map[int64]bool
 }
 
 func newSimConsole(sim *simulator.Simulator, node string) *simConsole {
@@ -72,6 +75,9 @@ func (c *simConsole) List(ctx context.Context, q Query, h Handler) (Info, error)
 		}
 	}
 	for _, e := range l.Runnings {
+		if c.shownRunning != nil && q.IsSince() {
+			c.shownRunning[e.Seq] = true
+		}
 		if err := h.Running(toEvent(e, false)); err != nil {
 			return Info{}, err
 		}

@@ -18,6 +18,9 @@ import (
 func (p *poller) page(ctx context.Context, st *State, start, end, lateBefore int64) (found int, done bool, next int64, err error) {
 	limit := pageLimit
 	short := 0 // reqs of the previous page when it was short of its limit
+	// shortMax and shortBy are the latest date the short page showed and
+	// the time the node's clock had reached when it answered.
+	var shortMax, shortBy int64
 	for start <= end {
 		if p.budget <= 0 {
 			p.rep.Incomplete = true
@@ -31,18 +34,22 @@ func (p *poller) page(ctx context.Context, st *State, start, end, lateBefore int
 		if _, err := p.con.List(ctx, Range(Asc, start, end, limit), b); err != nil {
 			return found, false, start, err
 		}
+		if short > 0 && completedBefore(b.reqs, shortMax, shortBy) {
+			// The previous page was short of its limit, yet left out an
+			// event after it that had completed when it answered: the
+			// console caps :limit silently at that size. (Events that
+			// completed between the two pages prove nothing: a busy
+			// node's pages are short and followed by more.)
+			st.PageCap = short
+		}
 		b.commit()
 		found += s.fresh
 		p.rep.Counted += s.fresh
+		p.noteFound(s)
 		p.noteNeed(st, s)
-		if short > 0 && s.reqs > 0 && s.maxDate > start {
-			// The previous page was short of its limit but was not the end:
-			// the console caps :limit silently at that size.
-			st.PageCap = short
-		}
 		short = 0
 		if s.reqs > 0 && s.reqs < limit {
-			short = s.reqs
+			short, shortMax, shortBy = s.reqs, s.maxDate, s.shownBy
 		}
 		switch {
 		case s.reqs == 0:
@@ -67,6 +74,26 @@ func (p *poller) page(ctx context.Context, st *State, start, end, lateBefore int
 		}
 	}
 	return found, true, 0, nil
+}
+
+// completedBefore tells whether one of evs, dated after after, shows it
+// had completed by by (its start plus its duration).
+func completedBefore(evs []Event, after, by int64) bool {
+	for _, e := range evs {
+		if e.Date > after && e.HasDuration && e.Date+max(e.Duration, 0) <= by {
+			return true
+		}
+	}
+	return false
+}
+
+// noteFound keeps the completions of the events a search page counted.
+func (p *poller) noteFound(s *sink) {
+	for _, f := range s.freshEnds {
+		if f.timed && len(p.found) < maxFreshEnds {
+			p.found = append(p.found, f)
+		}
+	}
 }
 
 // noteNeed records the lateness a search page found.

@@ -19,6 +19,9 @@ type Report struct {
 	// Repaired is set when the node's cursor was found ahead of the
 	// console's clock and first contact was taken again (guard.go).
 	Repaired bool
+	// Deferred is set when events the count says are missing were left to
+	// the next poll's listing (a listing cut at the console's cap).
+	Deferred bool
 }
 
 // Poll reads what happened on a node since the previous poll and returns
@@ -90,6 +93,10 @@ type poller struct {
 	// response of the poll showed: where the node's clock is at least.
 	newest    int64
 	newestSet bool
+	// found holds the dates and completions of the events the search's
+	// pages counted: those completed before the listing answered prove it
+	// was cut (search.go).
+	found []freshEnd
 }
 
 // countingConsole counts the calls of a poll and asks for the inclusive
@@ -149,15 +156,35 @@ func (p *poller) poll(ctx context.Context, st *State) error {
 	}
 	c0 := st.Cursor
 	from, at := p.listingFrom(st)
+	if st.ListCut {
+		from = p.relistFrom(st)
+	}
 	lo, end := p.checkFrom(st, from), p.countEnd(st)
+	listEnd := end
+	if st.ListCut {
+		// A page shows no running events: only those the previous listing
+		// showed (dated up to its cursor) can be told from missing events,
+		// whatever the console counts; the newer events are checked by the
+		// next poll.
+		end = min(end, c0)
+	}
 	count, err := p.con.Count(ctx, lo, end)
 	if err != nil {
 		return err
 	}
 	t1 := p.o.Now()
 	s := p.newSink(st, modeCount)
-	s.since, s.sinceSet = at, true
-	info, err := p.con.List(ctx, Since(at), s)
+	q := Since(at)
+	if st.ListCut {
+		// The previous listing was cut at the console's cap: this one
+		// reads its interval whole, with a page of the caller's :limit
+		// (which shows no running events: those of the previous listing
+		// stand). Under a steady load beyond the cap, listings alternate.
+		q, s.inherit = Range(Asc, from, listEnd, maxPageLimit), true
+	} else {
+		s.since, s.sinceSet = at, true
+	}
+	info, err := p.con.List(ctx, q, s)
 	if errors.Is(err, ErrTooLarge) {
 		return &tooLarge{err: err, count: count, lo: lo, end: end, from: from, fit: s.reqs}
 	}
@@ -165,7 +192,44 @@ func (p *poller) poll(ctx context.Context, st *State) error {
 		return err
 	}
 	s.end()
+	s.pageCut = s.inherit && (s.reqs >= maxPageLimit || st.PageCap > 0 && s.reqs >= st.PageCap)
+	if s.pageCut {
+		// The page was cut too: the search reads the rest in pages.
+		st.addUnread(s.maxDate, listEnd)
+	}
 	return p.afterListing(ctx, st, s, info, c0, lo, end, from, count, p.o.Now().Sub(t1).Milliseconds())
+}
+
+// relistable tells whether a page can read whole what the listing s left:
+// on a console that lists its running events (the page shows none; those
+// of the previous listing stand) and whose pages are not capped at fewer
+// events than the listing held.
+//
+// Only on a console that forgets nothing, gave up no running event and
+// has no running event waited for vanished from what the listing shows (a
+// cluster stop aborts them): a page's events are then told from the count
+// alone. Otherwise the search runs at once.
+func (p *poller) relistable(st *State, s *sink, from int64) bool {
+	listing := st.Semantics.RunningsAt != 0 && st.refClock()-st.Semantics.RunningsAt <= slotMS*lateSlots
+	simple := len(st.Abandoned) == 0 && !st.Retention.Seen && !st.Unread.Set
+	for key, pe := range st.Pending {
+		if _, ok := s.runningKeys[key]; !ok && pe.Date >= max(from, s.minDate) && pe.Date <= s.maxDate {
+			// Left the runnings, and not among the completed events the
+			// listing shows around it: aborted? Looked for now (vanished).
+			return false
+		}
+	}
+	return listing && simple && (st.PageCap == 0 || st.PageCap > max(s.reqs, st.ListCap))
+}
+
+// relistFrom is where a listing that reads whole what a cut listing left
+// starts: as listingFrom, but for the room a capped listing needs.
+func (p *poller) relistFrom(st *State) int64 {
+	cap := st.ListCap
+	st.ListCap = 0
+	from, _ := p.listingFrom(st)
+	st.ListCap = cap
+	return from
 }
 
 // tooLarge is a poll whose lastevents listing was refused for its size.
@@ -203,11 +267,17 @@ func (p *poller) pollPaged(ctx context.Context, st *State, tl *tooLarge) error {
 // the books. gap is how long the listing took after the count, in ms.
 func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info, c0, lo, end, from, count, gap int64) error {
 	p.main = s
+	mode0 := st.Semantics.mode()
 	s.commitRunnings()
 	ref0 := st.refClock()
 	if s.runnings > 0 {
 		st.Semantics.runningsListed(ref0)
 	}
+	// A lastevents listing that started after running events it waits for,
+	// to leave room under a cap (ListCap): their completions are read by
+	// the next poll's listing, at no call of its own, rather than looked up.
+	oldest, waiting := st.oldestPending()
+	skipped := !s.inherit && s.sinceSet && st.ListCap > 0 && waiting && oldest < from
 	if s.maxDuration > 0 {
 		st.Lateness.noteDuration(ref0, s.maxDuration)
 	}
@@ -238,7 +308,19 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 	x := p.excess(st, lo, end, count)
 	if trusted {
 		expect := s.runningIn(lo, min(end, c0)) + st.abandonedIn(lo, end)
-		st.Semantics.vote(x, expect, s.shortGap(gap))
+		if s.inherit && !(int64(s.fresh) >= st.Deferred && !s.pageCut) {
+			// A page that did not read what the listing left to it (cut
+			// at a cap it does not show): its count tells nothing.
+		} else if s.inherit && end <= c0 {
+			// A count up to the previous listing's cursor, then a page
+			// that lists what completed: the running events it leaves
+			// are exactly those a console that counts them counts (no
+			// race: they started before the count, and those completed
+			// since are known now).
+			st.Semantics.inherited(x, expect)
+		} else {
+			st.Semantics.vote(x, expect, s.shortGap(gap))
+		}
 	}
 	// On a console that counts running events, the running and given-up
 	// ones are not missing. The running events that left the runnings
@@ -251,9 +333,35 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 		deficit -= counted
 	}
 	p.rep.Deficit = max(0, deficit)
+	// Events missing after a lastevents listing (one cut at the console's
+	// cap, above all) are first left to the next poll's listing: a page of
+	// the caller's :limit over the same interval, which reads them at no
+	// call of its own; only what that page does not explain is searched.
+	// Under a steady load beyond the cap, listings alternate and each poll
+	// costs its two calls.
+	// A page that did not read what was left to it (cut, or fewer new
+	// events than were missing: a console's silent cap) ends the
+	// alternation until a search has run.
+	if s.inherit && (s.pageCut || int64(s.fresh) < st.Deferred) {
+		st.NoDefer = true
+	}
+	cut := (skipped || trusted && deficit > 0 && !s.inherit && s.sinceSet && !st.Unread.Set) && !st.NoDefer && p.relistable(st, s, from)
+	// (A page whose count stopped at the previous cursor leaves the newer
+	// events to the next poll too.)
+	st.ListCut, p.rep.Deferred = cut, cut || s.inherit && end <= c0
+	st.Deferred = 0
+	if cut {
+		// What the page must read: on a console not known to leave
+		// running events out of its count, those listed may be all
+		// the deficit.
+		st.Deferred = max(deficit, 0)
+		if st.Semantics.mode() == CountUnknown {
+			st.Deferred = max(deficit-counted, 0)
+		}
+	}
 
 	var failed error // a call after the listing failed: the poll is partial
-	if trusted && (st.Unread.Set || st.Futile.shouldSearch(deficit, x-counted, st.Semantics.mode())) {
+	if trusted && !cut && (st.Unread.Set || st.Futile.shouldSearch(deficit, x-counted, st.Semantics.mode())) {
 		p.rep.Searched = true
 		// A very large listing may have moved the floor (flushKnown): below
 		// it nothing can be told apart any more.
@@ -277,22 +385,40 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 				left -= counted
 			}
 			st.Futile.searched(left, rem-counted, found, st.Semantics.mode())
+			if !p.rep.Incomplete && !st.Unread.Set && !s.inherit {
+				st.NoDefer = false // (a page's search stops at the previous cursor)
+			}
 		}
 	}
 
 	p.advance(st, s, info, c0)
 	if failed == nil {
-		failed = p.vanished(ctx, st, s, from)
+		leftFrom := int64(maxInt64)
+		if cut {
+			leftFrom = p.relistFrom(st)
+		}
+		failed = p.vanished(ctx, st, s, from, leftFrom)
 	}
 	if trusted {
 		// The events the console counts but never lists are missed:
 		// reported holds them.
 		excess, u := p.excess(st, lo, end, count)+st.unreadableIn(lo, end), p.unsettledIn(st, s, lo, end)
-		if p.rep.Searched && (failed != nil || p.rep.Incomplete || st.Unread.Set) {
-			// The search did not finish: what it did not explain may be
-			// events of a kind the console was not known to count (a
-			// console switched to counting running events); reported,
-			// which cannot be taken back, waits for a search that finishes.
+		// A page shows no running events: on a console that may count
+		// them, those the previous listing showed may not be all the count
+		// holds (a node clock that went back starts events behind the
+		// cursor); what is unexplained waits for a listing of runnings.
+		inheritUnsure := s.inherit && st.Semantics.mode() != CountCompleted
+		// A verdict on the count's semantics changed by this very poll
+		// (a console switched) is confirmed by the next before what it
+		// leaves unexplained is reported.
+		switched := st.Semantics.mode() != mode0
+		if cut || inheritUnsure || switched || p.rep.Searched && (failed != nil || p.rep.Incomplete || st.Unread.Set) {
+			// The search did not finish, or was left to the next poll, or
+			// the listing showed no running events on a console that may
+			// count them: what is unexplained may be events of a kind the
+			// console was not known to count (a console switched to
+			// counting running events); reported, which cannot be taken
+			// back, waits for a poll that tells.
 			excess, u = 0, unsettled{}
 		}
 		st.report(excess, u)

@@ -54,9 +54,12 @@ func (p *poller) search(ctx context.Context, st *State, s *sink, floor, end, fro
 		if err != nil {
 			return found, err
 		}
-		if n > 0 && s.reqs > 0 && (st.ListCap == 0 || s.reqs < st.ListCap) {
-			// The listing held fewer events than its range: its size is
-			// the console's cap (listingFrom leaves room under it).
+		if n > 0 && s.reqs > 0 && !s.inherit && (st.ListCap == 0 || s.reqs < st.ListCap) && p.cutProven(s, from) {
+			// The listing left out events of its range that had
+			// completed when it answered: its size is the console's cap
+			// (listingFrom leaves room under it). (A page read instead of
+			// a listing tells the page cap, which the search learns by
+			// itself.)
 			st.ListCap = s.reqs
 		}
 	}
@@ -175,4 +178,16 @@ func (p *poller) pageOrResume(ctx context.Context, st *State, lo, hi, lateBefore
 		st.addUnread(next, hi)
 	}
 	return n, err
+}
+
+// cutProven tells whether the search found an event, dated from on, that
+// had completed when the listing s answered: the listing was cut. Events
+// that completed after it (a busy node) prove nothing.
+func (p *poller) cutProven(s *sink, from int64) bool {
+	for _, f := range p.found {
+		if f.date >= from && f.end <= s.shownBy {
+			return true
+		}
+	}
+	return false
 }

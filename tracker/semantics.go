@@ -61,6 +61,19 @@ func (s *Semantics) vote(excess, expect, shortGap int64) {
 	}
 }
 
+// inherited takes a count whose running events are known exactly (a
+// count up to the previous listing's cursor, then a page that lists what
+// completed since, poll.go): excess equal to them is a console that counts
+// running events, excess of none one that does not. Decisive.
+func (s *Semantics) inherited(excess, running int64) {
+	switch {
+	case running > 0 && excess == running:
+		s.Score, s.Mode = 2, CountRunning
+	case running > 0 && excess <= 0:
+		s.Score, s.Mode = -2, CountCompleted
+	}
+}
+
 // found takes a search that found events: more than beyond of them (the
 // count's excess less the events started and not completed) cannot be if
 // the console counts running events.

@@ -24,6 +24,13 @@ type sink struct {
 	// dated exactly then shows the console includes :time.
 	since    int64
 	sinceSet bool
+	// inherit is set for a listing that shows no running events by design
+	// (an asc page listing a poll, see poll): the running events are those
+	// the previous listing showed, less those it completes.
+	inherit bool
+	// pageCut is set when such a page was cut at its :limit or the
+	// console's page cap: the search reads the rest.
+	pageCut bool
 
 	// Summaries of reqs.
 	reqs, fresh   int
@@ -59,7 +66,10 @@ type sink struct {
 	freshMore int // counted events beyond the bound of freshEnds
 }
 
-type freshEnd struct{ date, end int64 }
+type freshEnd struct {
+	date, end int64
+	timed     bool // the event showed its duration: end is its completion
+}
 
 // maxFreshEnds bounds freshEnds; events beyond it are all taken as
 // candidates (the safe side).
@@ -194,6 +204,14 @@ func (s *sink) end() {
 // runningIn counts the listed running events dated in [lo, hi].
 func (s *sink) runningIn(lo, hi int64) int64 {
 	var n int64
+	if s.inherit {
+		for _, pe := range s.st.Pending {
+			if pe.Date >= lo && pe.Date <= hi {
+				n += int64(pe.N)
+			}
+		}
+		return n
+	}
 	for _, d := range s.runningDates {
 		if d >= lo && d <= hi {
 			n++
@@ -206,6 +224,9 @@ func (s *sink) runningIn(lo, hi int64) int64 {
 // pending set: a pending event no longer running has left the runnings
 // without being seen completed (it is looked for, see vanished).
 func (s *sink) commitRunnings() {
+	if s.inherit {
+		return
+	}
 	st := s.st
 	st.Running = s.running
 	for key, r := range s.runningKeys {
@@ -258,7 +279,7 @@ func (s *sink) noteFresh(e Event) {
 	if e.HasDuration && e.Duration > 0 {
 		end += e.Duration
 	}
-	s.freshEnds = append(s.freshEnds, freshEnd{date: e.Date, end: end})
+	s.freshEnds = append(s.freshEnds, freshEnd{date: e.Date, end: end, timed: e.HasDuration})
 }
 
 // raceSlopMS is added to the time measured between a poll's count and its

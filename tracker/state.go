@@ -46,8 +46,16 @@ type State struct {
 	// none seen): the search splits ranges down to pages of that size.
 	PageCap int `json:"page_cap,omitempty"`
 	// ListCap is the cap of lastevents listings the console was seen to
-	// apply (0: none seen): listings start where they have room.
-	ListCap int `json:"list_cap,omitempty"`
+	// apply (0: none seen): listings start where they have room. ListCut is
+	// set when the latest listing was cut at it: the next one reads its
+	// interval with a page instead.
+	ListCap int  `json:"list_cap,omitempty"`
+	ListCut bool `json:"list_cut,omitempty"`
+	// Deferred is how many missing events the cut listing left to the next
+	// page; NoDefer is set when a page read fewer: listings no longer
+	// defer until a search finishes.
+	Deferred int64 `json:"deferred,omitempty"`
+	NoDefer  bool  `json:"no_defer,omitempty"`
 	// Bounds is how the console reads the bounds of a range (bounds.go).
 	Bounds Bounds `json:"bounds"`
 	// Retention is what the engine learned of a console that forgets old

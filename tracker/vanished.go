@@ -16,8 +16,12 @@ import (
 // than a listing may reach back) is looked up with
 // get/event/asc/<date>/<date+lookupSpan>/<limit>, one call resolving the
 // others of that span too, at most lookupsPerPoll calls a poll, oldest
-// first.
-func (p *poller) vanished(ctx context.Context, st *State, s *sink, from int64) error {
+// first. Those dated from leftFrom on are left to the next poll's page,
+// which reads their interval (a listing cut at the console's cap, poll.go).
+func (p *poller) vanished(ctx context.Context, st *State, s *sink, from, leftFrom int64) error {
+	if s.inherit {
+		return p.lookUpAbandoned(ctx, st, lookupsPerPoll)
+	}
 	var keys []string
 	for key := range st.Pending {
 		if _, ok := s.runningKeys[key]; !ok {
@@ -42,6 +46,9 @@ func (p *poller) vanished(ctx context.Context, st *State, s *sink, from int64) e
 			// it may have gone back before it (the event shows again when
 			// the clock catches up). Not a miss while nothing later shows.
 			continue
+		}
+		if pe.Date >= leftFrom {
+			continue // the next poll's page reads its interval: no miss yet
 		}
 		if pe.Date < from && calls < lookupsPerPoll {
 			calls++
