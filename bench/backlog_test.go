@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -29,9 +28,9 @@ var backlogNode = simulator.NodeConfig{Host: "busy-node", Port: 9999}
 // client must accept; gzip is measured by the harness, not here).
 type backlog struct {
 	events int
-	cursor int64             // `last` of the first contact
+	start  int64             // the console's clock at first contact, Unix ms: the backlog comes after it
 	files  map[string]string // request path -> recorded body file
-	future string            // body of "lastevents from tomorrow" (first contact), whatever tomorrow is
+	dates  map[string]string // request path -> recorded Date header (the console's clock, which first contact reads)
 	bytes  int64             // size of the backlog listing
 	// listing is the path of the backlog listing; gzipped is the same
 	// listing compressed as the simulator sends it, served instead of the
@@ -43,12 +42,14 @@ type backlog struct {
 }
 
 // recorder is a proxy in front of the simulator that keeps every answer
-// (plain: it asks the simulator without gzip) by request path.
+// (plain: it asks the simulator without gzip) and its Date header by
+// request path.
 type recorder struct {
 	sim   http.Handler
 	dir   string
 	mu    sync.Mutex
 	files map[string]string
+	dates map[string]string
 	sizes map[string]int64
 	n     int // answers recorded (names the files)
 }
@@ -63,6 +64,7 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	file := filepath.Join(rec.dir, fmt.Sprintf("answer-%d.json", rec.n))
 	if err := os.WriteFile(file, body, 0o600); err == nil {
 		rec.files[r.URL.Path], rec.sizes[r.URL.Path] = file, int64(len(body))
+		rec.dates[r.URL.Path] = cw.Header().Get("Date")
 	}
 	rec.mu.Unlock()
 	for k, v := range cw.Header() {
@@ -81,37 +83,21 @@ func recordBacklog(tb testing.TB, n int) *backlog {
 	clock := simulator.NewManualClock(start)
 	sim := simulator.New(simulator.Config{Nodes: []simulator.NodeConfig{backlogNode}, Clock: clock, Seed: 7})
 	dir := tb.TempDir()
-	rec := &recorder{sim: sim.Handler(), dir: dir, files: map[string]string{}, sizes: map[string]int64{}}
+	rec := &recorder{sim: sim.Handler(), dir: dir, files: map[string]string{}, dates: map[string]string{}, sizes: map[string]int64{}}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
 
 	c := newCatchUp(tb, srv.URL)
-	bl := &backlog{events: n, files: map[string]string{}}
-	for path, file := range rec.files {
-		if strings.HasPrefix(path, "/api/monitor/get/lastevents/") {
-			body, err := os.ReadFile(file)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			bl.future = string(body)
-			var head struct {
-				Last     int64             `json:"last"`
-				Runnings []json.RawMessage `json:"runnings"`
-			}
-			if err := json.Unmarshal(body, &head); err != nil {
-				tb.Fatal(err)
-			}
-			if len(head.Runnings) != 0 {
-				tb.Fatalf("first contact lists %d running events; the scenario wants none", len(head.Runnings))
-			}
-			bl.cursor = head.Last
-			continue
+	bl := &backlog{events: n, start: clock.Now().UnixMilli(), files: map[string]string{}, dates: map[string]string{}}
+	keep := func() {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for path, file := range rec.files {
+			bl.files[path], bl.dates[path] = file, rec.dates[path]
 		}
-		bl.files[path] = file
+		clear(rec.files)
 	}
-	rec.mu.Lock()
-	clear(rec.files)
-	rec.mu.Unlock()
+	keep()
 
 	// The day's events, evenly spread and all completed by the end.
 	key := backlogNode.Key()
@@ -121,7 +107,7 @@ func recordBacklog(tb testing.TB, n int) *backlog {
 	flush := func() { sim.Append(key, evs...); evs = evs[:0] }
 	for i := range n {
 		e := simulator.Event{Type: simulator.EventTypes[i%len(simulator.EventTypes)],
-			Date: bl.cursor + 1 + int64(i)*span/int64(n), Duration: int64(10 + i%400)}
+			Date: bl.start + 1 + int64(i)*span/int64(n), Duration: int64(10 + i%400)}
 		switch e.Type {
 		case simulator.TableLoaded:
 			e.Comment = tables[i%len(tables)]
@@ -138,17 +124,17 @@ func recordBacklog(tb testing.TB, n int) *backlog {
 		}
 	}
 	flush()
-	clock.Set(time.UnixMilli(bl.cursor + span + 60_000))
+	clock.Set(time.UnixMilli(bl.start + span + 60_000))
 
 	if up, counted := c.scrape(tb); up != 1 || counted != float64(n) {
 		tb.Fatalf("recording the catch-up: up %v, counted %v; want 1 and %d", up, counted, n)
 	}
-	for path, file := range rec.files {
-		bl.files[path] = file
+	for path := range rec.files {
 		if strings.HasPrefix(path, "/api/monitor/get/lastevents/") && rec.sizes[path] > bl.bytes {
 			bl.listing, bl.bytes = path, rec.sizes[path]
 		}
 	}
+	keep()
 	if bl.listing == "" {
 		tb.Fatal("the catch-up made no lastevents call")
 	}
@@ -184,18 +170,14 @@ func (bl *backlog) replay(tb testing.TB) string {
 	}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		file, ok := bl.files[r.URL.Path]
-		if !ok && strings.HasPrefix(r.URL.Path, "/api/monitor/get/lastevents/") {
-			// First contact asks for the events after tomorrow (by the
-			// exporter's clock, so the path changes from run to run).
-			if t, err := strconv.ParseInt(strings.TrimPrefix(r.URL.Path, "/api/monitor/get/lastevents/"), 10, 64); err == nil && t > bl.cursor+3600_000 {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = io.WriteString(w, bl.future)
-				return
-			}
-		}
 		if !ok {
 			http.Error(w, `{"message":"not recorded: `+r.URL.Path+`"}`, http.StatusNotFound)
 			return
+		}
+		// The console's clock as it was (first contact asks for times
+		// derived from it), not this server's.
+		if d := bl.dates[r.URL.Path]; d != "" {
+			w.Header().Set("Date", d)
 		}
 		if bl.useGzip && r.URL.Path == bl.listing {
 			file = bl.gzipFile

@@ -59,6 +59,7 @@ func (eventsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 		gauge(d.preload, float64(st.Preload.Value), "")
 	}
 	counter(d.metadataUpgraded, float64(st.MetadataUpgraded), "")
+	counter(d.cursorRepairs, float64(st.CursorRepairs), "")
 
 	// What the engine learned of the console.
 	if st.Lateness.LagKnown {

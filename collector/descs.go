@@ -16,7 +16,7 @@ type descs struct {
 
 	eventsTotal, eventsRunning, eventLast, eventDuration *seriesDesc
 	reported, cursor, clusterState, nodeDown, preload    *seriesDesc
-	metadataUpgraded                                     *seriesDesc
+	metadataUpgraded, cursorRepairs                      *seriesDesc
 	clockLag, lateWindow, countSemantics                 *seriesDesc
 
 	hyperindex, table, nodeInfo, tableColumns *seriesDesc
@@ -59,7 +59,9 @@ func newDescs(withCluster bool) *descs {
 		reported: node(namespace+"_events_reported_total",
 			"The console's own number of the node's events completed since the exporter first contacted it, from its event/count answers (running events excluded, late events included); reported minus the sum of indexima_events_total is 0 exactly when nothing was missed."),
 		cursor: node(namespace+"_events_cursor_timestamp_seconds",
-			"Event time (Unix seconds) up to which the node's events have been read: the `last` of the latest complete poll."),
+			"Event time (Unix seconds) up to which the node's events have been read: the start of the newest event its listings showed (never ahead of the console's clock)."),
+		cursorRepairs: node(namespace+"_exporter_cursor_repairs_total",
+			"Times the node's cursor was found ahead of the console's clock with no event behind it (a `last` that is not a clock, a clock stepped back) and first contact was taken again, counters kept."),
 		clusterState: node(namespace+"_cluster_state",
 			"Cluster state as seen by the node (state set: exactly one state is 1), from the latest CLUSTER_START, PRELOAD_FINISHED, CLUSTER_INIT or CLUSTER_STOP event.", "state"),
 		nodeDown: node(namespace+"_node_down_reports_total",

@@ -144,3 +144,58 @@ func TestDamagedStateFile(t *testing.T) {
 	r.run(3, 30*time.Second)
 	r.check(r.settle())
 }
+
+// A state whose cursor stands ahead of the console's clock, with no event
+// behind it (written when the cursor could come from a `last` ahead of any
+// clock, or edited): left alone, its window would stand ahead of every
+// event the node logs and nothing would be counted again, silently. The
+// exporter repairs it at the first poll: first contact taken again, the
+// saved counters kept, the repair counted in
+// indexima_exporter_cursor_repairs_total, and every event completed since
+// counted.
+func TestCursorAheadOfTheConsoleRepaired(t *testing.T) {
+	r := newRig(t, rigOpts{nodes: 1, sim: simulator.Config{Seed: 29, Rate: 2}, noStart: true})
+	state := filepath.Join(r.dir, "cursors.json")
+	r.args = []string{"--events.state-file=" + state}
+	n := r.nodes[0]
+	r.advance(time.Minute)
+	ahead := r.now(n) + 2*24*time.Hour.Milliseconds()
+	r.writeFile(state, fmt.Sprintf(`{"version":1,"nodes":{"/%s":{"contacted":true,"cursor":%d,"floor":%d,
+		"events":{"TABLE_LOADED":5}}}}`, n, ahead, ahead-time.Hour.Milliseconds()))
+	r.start()
+	contact := r.now(n)
+	r.baseline[n] = contact
+	s := r.scrape()
+	if up, _ := s.value("indexima_up", node(n)); up != 1 {
+		t.Fatalf("node is down after the repair")
+	}
+	if got, _ := s.value("indexima_exporter_cursor_repairs_total", node(n)); got != 1 {
+		t.Fatalf("indexima_exporter_cursor_repairs_total = %v, want 1", got)
+	}
+	if cur, _ := s.value("indexima_events_cursor_timestamp_seconds", node(n)); int64(cur*1000) > r.now(n)+time.Minute.Milliseconds() {
+		t.Fatalf("cursor %v still ahead of the node's clock %d after the repair", cur, r.now(n))
+	}
+	r.run(10, 30*time.Second)
+	s = r.settle()
+	want := map[string]float64{"TABLE_LOADED": 5}
+	for _, ev := range r.sim.Truth(n) {
+		if ev.CompletedAt > contact && ev.CompletedAt <= r.high[n] && !ev.Aborted {
+			want[ev.Type]++
+		}
+	}
+	got := s.byLabel("indexima_events_total", node(n), "event")
+	var sumWant, sumGot float64
+	for ev, w := range want {
+		sumWant, sumGot = sumWant+w, sumGot+got[ev]
+		if got[ev] != w {
+			t.Errorf("node %s %s = %v, want %v (saved counter plus every event completed since the repair)", n, ev, got[ev], w)
+		}
+	}
+	if sumWant <= 5 {
+		t.Fatalf("no event completed after the repair: the test shows nothing")
+	}
+	if got, _ := s.value("indexima_exporter_cursor_repairs_total", node(n)); got != 1 {
+		t.Errorf("indexima_exporter_cursor_repairs_total = %v after the repair, want 1 (repaired once)", got)
+	}
+	t.Logf("cursor 2 days ahead repaired: expected %v, counted %v", sumWant, sumGot)
+}

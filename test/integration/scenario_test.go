@@ -29,7 +29,8 @@ type cluster struct {
 	sim      *simulator.Simulator
 	clock    *simulator.ManualClock
 	dayStart int64
-	first    map[string]int64 // node name -> `last` of its first-contact listing
+	first    map[string]int64 // node name -> console time of its first contact
+	cursor   map[string]int64 // node name -> its cursor at the latest successful poll, ms
 	lastOK   map[string]int64 // node name -> node time of its latest successful poll
 	lastSeq  map[string]int64 // node name -> latest Seq in its log at that poll
 }
@@ -62,7 +63,7 @@ func newCluster(t *testing.T, nodes int, password string) *cluster {
 	t.Cleanup(func() { sim.Close() })
 	day := time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC)
 	return &cluster{t: t, sim: sim, clock: clock, dayStart: day.UnixMilli(),
-		first: map[string]int64{}, lastOK: map[string]int64{}, lastSeq: map[string]int64{}}
+		first: map[string]int64{}, cursor: map[string]int64{}, lastOK: map[string]int64{}, lastSeq: map[string]int64{}}
 }
 
 // writeConfig writes the exporter's configuration for the named nodes.
@@ -82,8 +83,9 @@ func (c *cluster) writeConfig(path, passwordFile string, nodes ...string) {
 func (c *cluster) now() int64 { return c.clock.Now().UnixMilli() }
 
 // observe takes a scrape: nodes scraped for the first time get their
-// first contact from their cursor (the `last` of the first listing), which
-// must be the console's time then; every node in up gets lastOK = now.
+// first contact at the console's time then (counting starts after it);
+// every node in up gets lastOK = now. The cursor (the newest event shown)
+// is never ahead of the console's clock and never goes back.
 func (c *cluster) observe(s *scrape, up ...string) {
 	c.t.Helper()
 	for _, n := range up {
@@ -92,11 +94,13 @@ func (c *cluster) observe(s *scrape, up ...string) {
 			c.t.Fatalf("indexima_up{node=%q} = %v (present %v), want 1\n%s", n, v, ok, s.text)
 		}
 		cur, ok := s.value("indexima_events_cursor_timestamp_seconds", map[string]string{"node": n})
-		if !ok || int64(math.Round(cur*1000)) != c.now() {
-			c.t.Errorf("cursor of %s = %v, want the console's last %d ms", n, cur, c.now())
+		ms := int64(math.Round(cur * 1000))
+		if !ok || ms <= 0 || ms > c.now() || ms < c.cursor[n] {
+			c.t.Errorf("cursor of %s = %v (present %v): want at most the console's clock %d ms and at least the previous cursor %d ms", n, cur, ok, c.now(), c.cursor[n])
 		}
+		c.cursor[n] = ms
 		if _, seen := c.first[n]; !seen {
-			c.first[n] = int64(math.Round(cur * 1000))
+			c.first[n] = c.now()
 		}
 		c.lastOK[n] = c.now()
 		c.lastSeq[n] = -1

@@ -35,10 +35,10 @@ var stateOf = map[string]string{
 }
 
 // expect derives the expectation from truth: dayStart is the start of the
-// day of first contact (the first listing is the day's), firstLast the
-// `last` of the first-contact listing, now the node's time at the latest
-// successful poll (all Unix ms).
-func expect(truth []simulator.Event, dayStart, firstLast, now int64) expectation {
+// day of first contact (the first listing is the day's), first the
+// console's time at first contact (its events are the baseline), now the
+// node's time at the latest successful poll (all Unix ms).
+func expect(truth []simulator.Event, dayStart, first, now int64) expectation {
 	x := expectation{events: map[string]float64{}, durSum: map[string]float64{}, nodeDown: map[string]float64{},
 		lastDate: map[string]float64{}, running: map[string]float64{}, indexes: map[string]float64{},
 		tables: map[string]bool{}, preload: -1, state: "unknown"}
@@ -57,7 +57,7 @@ func expect(truth []simulator.Event, dayStart, firstLast, now int64) expectation
 			continue
 		}
 		done = append(done, e)
-		if e.CompletedAt > firstLast {
+		if e.CompletedAt > first {
 			x.events[e.Type]++
 			x.durSum[e.Type] += float64(e.Duration) / 1000
 			switch e.Type {
