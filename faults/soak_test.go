@@ -18,6 +18,7 @@ var (
 	soakSeed = flag.Uint64("soak.seed", 20261122, "seed of the soak's fault schedule")
 	soakDays = flag.Float64("soak.days", defaultSoakDays(), "simulated days of the soak, per console profile (default 0.35, or 0.1 under -race)")
 	soakSkip = flag.String("soak.skip", "", "regexp of fault names the soak leaves out (to narrow down a failure)")
+	soakOnly = flag.String("soak.profiles", "", "regexp of the console profiles the soak runs (default: all)")
 )
 
 // soakFault is one kind of trouble the soak injects: apply starts it and
@@ -132,7 +133,45 @@ type soakProfile struct {
 	countRunning bool
 	listingCap   int
 	lags         []time.Duration // per node clock offset (negative: behind the console)
+	// readings sets the knobs the profile leaves (docs/counting.md, the
+	// inventory of readings), after the profile.
+	readings func(*simulator.Readings)
+	// faults are drawn on this profile only, besides soakFaults: a change
+	// a real console makes while serving (an upgrade, a restart).
+	faults []soakFault
 }
+
+// switchCountSemantics is a console upgraded or restarted with the other
+// reading of event/count (completed events only, or running ones too).
+var switchCountSemantics = soakFault{"console switches its count semantics", 3, func(s *soak) int {
+	rd := s.r.sim.Readings()
+	rd.CountRunning = !rd.CountRunning
+	s.r.sim.SetReadings(rd)
+	return 0
+}}
+
+// stopAbortingRunning is a cluster stop on a console that aborts the events
+// running then: they never complete and are never listed again.
+var stopAbortingRunning = soakFault{"cluster stop aborting running events", 3, func(s *soak) int {
+	s.r.sim.StopCluster()
+	s.clear = append(s.clear, s.r.sim.StartCluster)
+	return 1 + s.rng.IntN(2)
+}}
+
+// batchBeyondPage is a run of events at one millisecond longer than a page
+// of the console's silent :limit maximum (maxLimitSoak) holds.
+var batchBeyondPage = soakFault{"run at one millisecond longer than a page", 3, func(s *soak) int {
+	n := s.node()
+	ev := simulator.Event{Type: simulator.SaveMetadata, Comment: "7", Duration: 3}
+	evs := make([]simulator.Event, maxLimitSoak+1+s.rng.IntN(3*maxLimitSoak))
+	for i := range evs {
+		evs[i] = ev
+	}
+	s.r.sim.Append(n, evs...)
+	return 0
+}}
+
+const maxLimitSoak = 100
 
 var soakProfiles = []soakProfile{
 	{name: "running", profile: "running"},
@@ -144,6 +183,21 @@ var soakProfiles = []soakProfile{
 		lags: []time.Duration{-90 * time.Second, 0, -20 * time.Second, -5 * time.Minute}},
 	{name: "newest-first+capped", profile: "newest-first", listingCap: 40},
 	{name: "sso-login-page", profile: "sso-login-page"},
+	// The readings of issue 20, none of which the profiles above make.
+	{name: "last-newest+exclusive-bounds", profile: "running", readings: func(r *simulator.Readings) {
+		r.Last, r.ExclusiveSince, r.Bounds = simulator.LastNewest, true, simulator.BoundsExclusive
+	}},
+	{name: "forgetting+last-ahead+count-running", profile: "running", countRunning: true, readings: func(r *simulator.Readings) {
+		// Longer than any outage the faults make (about 30 min at most):
+		// every event stays listed for a few polls.
+		r.RetainFor, r.RetainLast, r.Last = 2*time.Hour, 1500, simulator.LastAhead
+	}},
+	{name: "count-switching+abort-on-stop", profile: "running", readings: func(r *simulator.Readings) {
+		r.AbortOnStop = true
+	}, faults: []soakFault{switchCountSemantics, stopAbortingRunning}},
+	{name: "runs-beyond-max-limit+no-date", profile: "running", readings: func(r *simulator.Readings) {
+		r.MaxLimit, r.NoDate, r.Bounds = maxLimitSoak, true, simulator.BoundsEndExclusive
+	}, faults: []soakFault{batchBeyondPage}},
 }
 
 // minSoakFaults is what the soak must inject over all its profiles at the
@@ -170,8 +224,12 @@ func TestSoak(t *testing.T) {
 		// Every profile at once: a soak waits on its faults' timeouts more
 		// than it computes, and subtests run from goroutines are not held
 		// to -parallel (GOMAXPROCS), which would run two at a time.
+		only := regexp.MustCompile(*soakOnly)
 		var wg sync.WaitGroup
 		for i, sp := range soakProfiles {
+			if !only.MatchString(sp.name) {
+				continue
+			}
 			wg.Go(func() {
 				t.Run(sp.name, func(t *testing.T) {
 					n := runSoak(t, sp, *soakSeed+uint64(i))
@@ -196,6 +254,9 @@ func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 	if err := cfg.ApplyProfile(sp.profile); err != nil {
 		t.Fatal(err)
 	}
+	if sp.readings != nil {
+		sp.readings(&cfg.Readings)
+	}
 	for i, lag := range sp.lags {
 		cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: fmt.Sprintf("core-%d.test", i+1), ClockOffset: lag})
 	}
@@ -216,7 +277,7 @@ func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 	}
 	var kindsOn []soakFault
 	total := 0
-	for _, f := range soakFaults {
+	for _, f := range append(soakFaults[:len(soakFaults):len(soakFaults)], sp.faults...) {
 		if !skip.MatchString(f.name) {
 			kindsOn = append(kindsOn, f)
 			total += f.weight
@@ -258,8 +319,20 @@ func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 		for _, v := range final.byLabel("indexima_events_total", node(n), "event") {
 			counted += v
 		}
-		if reported != counted {
-			t.Errorf("soak: node %s: reported %v, counted %v: the self-check is off", n, reported, counted)
+		// A console that counts running events counts those a cluster
+		// stop aborted for ever, and never lists them: the ones no listing
+		// showed running cannot be told from missed events (docs/counting.md).
+		aborted := 0
+		for _, ev := range r.sim.Truth(n) {
+			if ev.Aborted && ev.Date > r.baseline[n] {
+				aborted++
+			}
+		}
+		if reported < counted || reported > counted+float64(aborted) {
+			t.Errorf("soak: node %s: reported %v, counted %v (%d events aborted): the self-check is off", n, reported, counted, aborted)
+		} else if reported != counted {
+			t.Logf("soak: node %s: reported %v, counted %v: %v of the %d aborted events were counted by the console and never listed",
+				n, reported, counted, reported-counted, aborted)
 		}
 	}
 
