@@ -77,12 +77,13 @@ VULNDB ?=
 vulncheck:
 	VULNDB="$(VULNDB)" ./scripts/vulncheck.sh
 
-# The soak runs twice: in the suite under -race (the exporter under test is
-# then built with -race too), and once more with a plain build, whose
-# different speed makes other calls time out; its verdict must not change.
+# The soak and the engine's seeded schedules run twice: in the suite under
+# -race (the exporter under test is then built with -race too; 1,000
+# schedules), and once more with a plain build (2,000 schedules), whose
+# different speed makes other calls time out; their verdict must not change.
 test: test-deps fmt-check vet vulncheck
 	$(GO) test -race -count=1 -timeout 40m ./...
-	$(GO) test -count=1 -timeout 20m -run '^TestSoak$$' ./faults/
+	$(GO) test -count=1 -timeout 20m -run '^(TestSoak|TestSeededSchedules)$$' ./faults/ ./tracker/
 
 # A longer fuzzing run of every fuzz target (not part of `make test`).
 FUZZTIME ?= 60s
