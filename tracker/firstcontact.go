@@ -77,6 +77,11 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 	limit := lookBackLimit
 	var reset sink // carries the state reset found across pages
 	covered, read := false, s.reqs
+	// suspect is a millisecond a page held alone, fewer events than asked:
+	// whole, unless the next page shows that older events exist (a console
+	// that lowers :limit silently), in which case it is counted.
+	var suspect int64
+	suspectSet := false
 	for calls := 1; calls < p.o.LookBackCalls; calls++ {
 		ps := p.newSink(st, modeBaseline)
 		ps.resetAt, ps.resetSet = reset.resetAt, reset.resetSet
@@ -99,6 +104,12 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 		}
 		reset.resetAt, reset.resetSet = ps.resetAt, ps.resetSet
 		read += ps.reqs
+		if suspectSet && ps.reqs > 0 {
+			if err := p.countUnreadBaseline(ctx, st, suspect); err != nil {
+				return err
+			}
+		}
+		suspectSet = false
 		if ps.reqs == 0 {
 			covered = true
 			break
@@ -109,7 +120,17 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 		case ps.reqs >= limit && limit < maxPageLimit:
 			limit = min(2*limit, maxPageLimit)
 		default:
+			// The page held one millisecond alone: the next starts
+			// before it.
 			end = ps.minDate - 1
+			if ps.reqs >= limit {
+				// As many as a page holds: more may be there.
+				if err := p.countUnreadBaseline(ctx, st, ps.minDate); err != nil {
+					return err
+				}
+			} else {
+				suspect, suspectSet = ps.minDate, true
+			}
 		}
 		if end < lbFrom || ps.minDate < st.Floor && reset.resetSet {
 			covered = ps.minDate < st.Floor || end < lbFrom
@@ -143,5 +164,27 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 	level.Info(p.o.Logger).Log("msg", "first contact: baseline taken, counting starts now", "cursor", st.Cursor,
 		"console_clock", now, "events_read", read, "known_in_window", len(st.Known.entries), "running", s.runnings,
 		"cluster_state", state, "calls", p.rep.Calls)
+	return nil
+}
+
+// countUnreadBaseline counts the events of the millisecond m, which the
+// look-back's pages moved past, and records those they did not read as
+// baseline the console will not list (unreadable.go): not counted if read
+// later, not reported. The running events listed at m are left out: they
+// are counted when they complete.
+func (p *poller) countUnreadBaseline(ctx context.Context, st *State, m int64) error {
+	if m < st.Floor {
+		return nil
+	}
+	n, err := p.con.Count(ctx, m, m)
+	if err != nil {
+		return err
+	}
+	for _, pe := range st.Pending {
+		if pe.Date == m {
+			n -= int64(pe.N)
+		}
+	}
+	p.noteUnreadBaseline(st, m, n-st.Known.countRange(m, m))
 	return nil
 }

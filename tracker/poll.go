@@ -402,7 +402,7 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 	if trusted {
 		// The events the console counts but never lists are missed:
 		// reported holds them.
-		excess, u := p.excess(st, lo, end, count)+st.unreadableIn(lo, end), p.unsettledIn(st, s, lo, end)
+		excess, u := p.excess(st, lo, end, count)+st.missedUnreadableIn(lo, end), p.unsettledIn(st, s, lo, end)
 		// A page shows no running events: on a console that may count
 		// them, those the previous listing showed may not be all the count
 		// holds (a node clock that went back starts events behind the

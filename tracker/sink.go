@@ -39,6 +39,9 @@ type sink struct {
 	maxNeed       int64 // largest lateness of a new event not waited for
 	maxDuration   int64 // longest duration of the listing's events
 	baselineDates []int64
+	// unreadTaken counts, by millisecond, the events of this response
+	// taken into the baseline (unreadBaselineAt) and not yet merged.
+	unreadTaken map[int64]int64
 	runningKeys   map[string]*runningSeen // runnings by pending key (bounded by pendingCap)
 	running       map[string]int          // runnings by event label
 	runningDates  []int64                 // start dates of the runnings (bounded by pendingCap)
@@ -124,9 +127,20 @@ func (s *sink) Event(e Event) error {
 	waited := st.resolvePending(e) || st.resolveAbandoned(e)
 	var isNew bool
 	if e.Date >= st.Floor {
+		baseline := !waited && st.unreadBaselineAt(e.Date, s.unreadTaken[e.Date])
 		isNew = st.Known.observe(&s.resp, kEntry{date: e.Date, fp: fingerprint(e)})
+		if isNew && baseline {
+			// One of the events first contact could not read: not counted.
+			s.baselineDates = append(s.baselineDates, e.Date)
+			if s.unreadTaken == nil {
+				s.unreadTaken = map[int64]int64{}
+			}
+			s.unreadTaken[e.Date]++
+			isNew = false
+		}
 		if len(s.resp.added) >= knownSoftCap {
 			s.p.flushKnown(st, &s.resp)
+			clear(s.unreadTaken) // merged: Known holds them now
 		}
 	} else {
 		// Too old to be told apart: read before, unless it is a running
