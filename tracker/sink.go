@@ -41,12 +41,12 @@ type sink struct {
 	baselineDates []int64
 	// unreadTaken counts, by millisecond, the events of this response
 	// taken into the baseline (unreadBaselineAt) and not yet merged.
-	unreadTaken map[int64]int64
-	runningKeys   map[string]*runningSeen // runnings by pending key (bounded by pendingCap)
-	running       map[string]int          // runnings by event label
-	runningDates  []int64                 // start dates of the runnings (bounded by pendingCap)
-	runnings      int
-	overflow      bool // more runnings than could be tracked
+	unreadTaken  map[int64]int64
+	runningKeys  map[string]*runningSeen // runnings by pending key (bounded by pendingCap)
+	running      map[string]int          // runnings by event label
+	runningDates []int64                 // start dates of the runnings (bounded by pendingCap)
+	runnings     int
+	overflow     bool // more runnings than could be tracked
 	// newest is the latest date of what the listing shows for the first
 	// time (an event counted, a running event not seen before): how far it
 	// is behind `last` tells the node's clock lag (old events read again
