@@ -40,7 +40,20 @@ type console struct {
 }
 
 func startCluster(n int, rate float64, seed int64, con console) (*cluster, error) {
-	c := &cluster{clock: simulator.NewManualClock(clockStart)}
+	return startClusterWith(n, rate, seed, clockStart, func(cfg *simulator.Config) error {
+		cfg.Readings = simulator.Readings{CountRunning: con.countRunning}
+		if con.profile != "" {
+			return cfg.ApplyProfile(con.profile)
+		}
+		return nil
+	})
+}
+
+// startClusterWith starts n nodes, the simulated clock standing at start,
+// whose console is set by tweak (readings, node clock offsets) before the
+// simulator is built.
+func startClusterWith(n int, rate float64, seed int64, start time.Time, tweak func(*simulator.Config) error) (*cluster, error) {
+	c := &cluster{clock: simulator.NewManualClock(start)}
 	for i := range n {
 		c.nodes = append(c.nodes, simulator.NodeConfig{Host: nodeHost(i), Port: 9999})
 	}
@@ -51,12 +64,12 @@ func startCluster(n int, rate float64, seed int64, con console) (*cluster, error
 		Clock:        c.clock,
 		Seed:         seed,
 		Rate:         rate,
-		Readings:     simulator.Readings{CountRunning: con.countRunning},
 	}
-	if con.profile != "" {
-		if err := cfg.ApplyProfile(con.profile); err != nil {
+	if tweak != nil {
+		if err := tweak(&cfg); err != nil {
 			return nil, err
 		}
+		c.nodes = cfg.Nodes
 	}
 	c.sim = simulator.New(cfg)
 	if err := c.sim.Start("127.0.0.1:0"); err != nil {

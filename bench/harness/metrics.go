@@ -27,13 +27,22 @@ func (e exposition) sum(name string) float64 { return e.sumWhere(name, "", "") }
 // sumWhere adds up the samples of family name that carry label=value (every
 // sample when label is "").
 func (e exposition) sumWhere(name, label, value string) float64 {
+	return e.sumMatching(name, func(m *dto.Metric) bool { return label == "" || hasLabel(m, label, value) })
+}
+
+// sumWhere2 adds up the samples of family name that carry both label pairs.
+func (e exposition) sumWhere2(name, l1, v1, l2, v2 string) float64 {
+	return e.sumMatching(name, func(m *dto.Metric) bool { return hasLabel(m, l1, v1) && hasLabel(m, l2, v2) })
+}
+
+func (e exposition) sumMatching(name string, keep func(*dto.Metric) bool) float64 {
 	f := e[name]
 	if f == nil {
 		return 0
 	}
 	total := 0.0
 	for _, m := range f.Metric {
-		if label != "" && !hasLabel(m, label, value) {
+		if !keep(m) {
 			continue
 		}
 		switch {

@@ -4,6 +4,11 @@
 //
 //	go run ./bench/cmd/loadharness -n 1,10,50,200
 //
+// It also prints, unless -knobs=false, the table by knob of the console:
+// console calls per node and scrape in the steady state and reported −
+// counted at rest, with each reading of the simulated console varied alone
+// (that table only: -n none).
+//
 // It builds the exporter from this module, and json_exporter (once, outside
 // the repository, in the user cache) unless -json=false. Every phase is
 // bounded in scrapes and the whole run by -timeout.
@@ -12,10 +17,14 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 
 	"github.com/indexima-exporter/indexima_exporter/bench/harness"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
@@ -45,6 +54,16 @@ func run(args []string) int {
 	rateNodes := fs.Int("rate-nodes", 3, "nodes of each run of the rates table")
 	rateScrapes := fs.Int("rate-scrapes", 30, "measured scrapes of each run of the rates table (after 5 of warm-up)")
 	rateInterval := fs.Duration("rate-interval", time.Second, "simulated time between scrapes of the rates table")
+	knobs := fs.Bool("knobs", true, "also print the table by knob of the console (each reading of the simulator varied alone)")
+	knobRows := fs.String("knob-rows", "", "rows of the knob table, ';'-separated names or unique parts of names (default: every row)")
+	knobNodes := fs.Int("knob-nodes", 3, "nodes of each row of the knob table")
+	knobRate := fs.Float64("knob-rate", 2, "events per node per simulated second in the knob table")
+	knobInterval := fs.Duration("knob-interval", 30*time.Second, "simulated time between scrapes of the knob table")
+	knobWarmUp := fs.Int("knob-warmup", 10, "scrapes of warm-up of each row of the knob table, first contact included")
+	knobScrapes := fs.Int("knob-scrapes", 40, "measured steady-state scrapes of each row of the knob table")
+	knobInProcess := fs.Bool("knob-inprocess", false, "run the knob table against the collector in this process (as go test does) instead of the binary")
+	knobTrace := fs.String("knob-trace", "", "file to write every console call of the knob table to (implies -knob-inprocess)")
+	knobDebug := fs.Bool("knob-debug", false, "the collector's debug log on stderr during the knob table (implies -knob-inprocess)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -81,11 +100,35 @@ func run(args []string) int {
 			return 2
 		}
 	}
+	ko := harness.KnobOptions{Nodes: *knobNodes, Rate: *knobRate, Interval: *knobInterval, WarmUp: *knobWarmUp,
+		Scrapes: *knobScrapes, Log: os.Stderr, Timeout: *timeout}
+	if *knobRows != "" {
+		ko.Rows = strings.Split(*knobRows, ";")
+	}
+	if *knobs {
+		if _, err := harness.SelectKnobs(harness.Knobs(ko.PerScrape()), ko.Rows); err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: -knob-rows: %v\n", err)
+			return 2
+		}
+	}
+	inProcess := *knobInProcess || *knobTrace != "" || *knobDebug
+	if *knobDebug {
+		ko.Logger = level.NewFilter(log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr)), level.AllowDebug())
+	}
+	if *knobTrace != "" {
+		f, err := os.Create(*knobTrace)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		ko.Trace = f
+	}
 	o := harness.Options{Nodes: ns, Latency: *latency, LatencyScrapes: *latencyScrapes, NodeScrapes: *nodeScrapes,
 		Interval: *interval, Rate: *rate, Day: *day, DaySteps: *daySteps, Concurrency: *concurrency,
 		Profile: *profile, CountRunning: *countRunning,
 		ExporterBin: *exporter, JSONExporterBin: *jsonBin, Timeout: *timeout, Log: os.Stderr}
-	if o.ExporterBin == "" {
+	if o.ExporterBin == "" && (len(ns) > 0 || len(rs) > 0 || *knobs && !inProcess) {
 		dir, err := os.MkdirTemp("", "loadharness-bin-")
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
@@ -125,6 +168,36 @@ func run(args []string) int {
 			return 1
 		}
 	}
+	if *knobs {
+		if !inProcess {
+			ko.ExporterBin = o.ExporterBin
+		}
+		rows, err := harness.RunKnobs(ko)
+		fmt.Println()
+		harness.WriteKnobTable(os.Stdout, ko, rows)
+		writeKnobExtras(os.Stdout, rows)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+			return 1
+		}
+	}
 	fmt.Printf("\n%d CPU(s) seen by Go, run took %s\n", numCPU(), time.Since(start).Round(time.Second))
 	return 0
+}
+
+// writeKnobExtras lists, for each row of the knob table above two calls,
+// the node-scrapes that cost more, and any count that missed the truth.
+func writeKnobExtras(w io.Writer, rows []harness.KnobRow) {
+	for _, r := range rows {
+		if len(r.Extra) > 0 {
+			more := ""
+			if r.Over > len(r.Extra) {
+				more = fmt.Sprintf(" (and %d more)", r.Over-len(r.Extra))
+			}
+			fmt.Fprintf(w, "%s: %s%s\n", r.Name, strings.Join(r.Extra, "; "), more)
+		}
+		if len(r.WrongTypes) > 0 {
+			fmt.Fprintf(w, "%s: counted - truth by type: %s\n", r.Name, strings.Join(r.WrongTypes, "; "))
+		}
+	}
 }
