@@ -14,22 +14,34 @@ type consoleClock struct {
 	mu       sync.Mutex
 	date     time.Time // the latest Date header
 	received time.Time // local time (monotonic) it arrived
+	// undated is when the latest answer came if it carried no valid Date
+	// (zero if it did): a console (or a proxy in front of it) that sends
+	// none is not asked again and again for its clock.
+	undated time.Time
 }
 
 // note records the Date header of an answer, if it has a valid one.
 func (cc *consoleClock) note(h http.Header) {
-	v := h.Get("Date")
-	if v == "" {
-		return
-	}
-	d, err := http.ParseTime(v)
-	if err != nil {
-		return
-	}
 	now := time.Now()
+	d, err := http.ParseTime(h.Get("Date"))
 	cc.mu.Lock()
-	cc.date, cc.received = d, now
-	cc.mu.Unlock()
+	defer cc.mu.Unlock()
+	if err != nil {
+		cc.undated = now
+		return
+	}
+	cc.date, cc.received, cc.undated = d, now, time.Time{}
+}
+
+// sinceUndated tells how long ago the latest answer came, if it carried no
+// Date (ok false if it did, or if none came yet).
+func (cc *consoleClock) sinceUndated() (time.Duration, bool) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.undated.IsZero() {
+		return 0, false
+	}
+	return time.Since(cc.undated), true
 }
 
 // now returns the console's clock now, and how long ago its latest answer
@@ -50,4 +62,10 @@ func (cc *consoleClock) now() (t time.Time, age time.Duration, ok bool) {
 // carried a Date.
 func (c *Client) ConsoleClock() (now time.Time, age time.Duration, ok bool) {
 	return c.clock.now()
+}
+
+// UndatedAnswer tells how long ago the console's latest answer came when it
+// carried no Date header (ok false when it carried one, or none came yet).
+func (c *Client) UndatedAnswer() (age time.Duration, ok bool) {
+	return c.clock.sinceUndated()
 }

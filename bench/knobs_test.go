@@ -25,8 +25,6 @@ var knownAbove = map[string]struct {
 		"it was learned (one call each), and relearned when the prediction fails (two calls)"},
 	"retain-last=2000": {2.12, 2.12, "forgetting is first seen in the measure (two calls), then looked at again after 4, 8 " +
 		"and 16 polls (one call each)"},
-	"no-date": {3.00, 3.00, "with no Date header, every poll asks get/version for the console's clock (collector/console.go: " +
-		"Clock), and that answer has none either"},
 }
 
 // The table by knob of the load harness, in-process (the collector and a

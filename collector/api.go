@@ -16,6 +16,7 @@ type nodeAPI interface {
 	Version(ctx context.Context, node apiclient.Node) (apiclient.VersionInfo, error)
 	Columns(ctx context.Context, node apiclient.Node, table string) (apiclient.ColumnsInfo, error)
 	ConsoleClock() (now time.Time, age time.Duration, ok bool)
+	UndatedAnswer() (age time.Duration, ok bool)
 }
 
 var _ nodeAPI = (*apiclient.Client)(nil)

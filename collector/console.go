@@ -46,12 +46,21 @@ func (c nodeConsole) List(ctx context.Context, q tracker.Query, h tracker.Handle
 // again (local and console clocks drift apart little, but they do).
 const clockFresh = time.Minute
 
+// undatedFresh is how long an answer without a Date header stands for a
+// console that sends none (polls a few minutes apart never ask).
+const undatedFresh = 10 * time.Minute
+
 // Clock is the console's clock, from the Date header of its answers. With
 // no recent answer at hand it asks the node for its version (a call that
-// takes no time parameter) to read it.
+// takes no time parameter) to read it; not when the latest answer, recent,
+// carried no Date: that console shows no clock, and asking again at every
+// poll would cost a call a poll for nothing.
 func (c nodeConsole) Clock(ctx context.Context) (int64, bool, error) {
 	if now, age, ok := c.api.ConsoleClock(); ok && age < clockFresh {
 		return now.UnixMilli(), true, nil
+	}
+	if age, ok := c.api.UndatedAnswer(); ok && age < undatedFresh {
+		return 0, false, nil
 	}
 	_, err := c.api.Version(ctx, c.node)
 	if now, age, ok := c.api.ConsoleClock(); ok && age < clockFresh {

@@ -34,14 +34,26 @@ const recentMS = 60_000
 // console's clock than a second); with no event at all, where the
 // look-back began. `last` plays no part: what it is, the specification
 // leaves open. A quiet node costs three calls; the bound caps a busy one.
+//
+// A console whose answers carry no Date header shows no clock: the
+// look-back starts from the exporter's, which may be far from the node's.
+// If it finds no event at all, one more call asks for the newest event the
+// console holds, whatever its date, and first contact is taken again from
+// there (anchor): otherwise a console months away from the exporter's clock
+// would have its window stand after every event, and nothing would ever be
+// counted, or reported.
 func (p *poller) firstContact(ctx context.Context, st *State) error {
+	fresh := *st
 	now, ok, err := p.con.Clock(ctx)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		now = p.o.Now().UnixMilli()
-		level.Warn(p.o.Logger).Log("msg", "the console's answers carry no Date header: first contact reads back from the exporter's clock", "now", now)
+		if p.anchor != 0 {
+			now = p.anchor
+		}
+		level.Warn(p.o.Logger).Log("msg", "the console's answers carry no Date header: first contact reads back from the exporter's clock, or from the newest event", "now", now)
 	}
 	st.ClockAt = now
 	lbFrom := now - p.o.LookBack.Milliseconds()
@@ -140,6 +152,18 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 			covered = true // the window is read; go on only for the state
 		}
 	}
+	if !ok && p.anchor == 0 && read == 0 && s.runnings == 0 {
+		newest, found, err := p.newestEvent(ctx, now)
+		if err != nil {
+			return err
+		}
+		if found && (newest < lbFrom || newest > now+lookaheadMS) {
+			level.Warn(p.o.Logger).Log("msg", "no event near the exporter's clock, and no Date header to tell the console's: first contact taken again from the newest event", "newest_event", newest, "exporter_clock", now)
+			*st = fresh
+			p.anchor, p.newest, p.newestSet = newest+1, 0, false
+			return p.firstContact(ctx, st)
+		}
+	}
 	if !covered && end+1 > st.Floor {
 		// The bound was hit inside the window: the window starts where the
 		// reading stopped (events at that millisecond may be partly read).
@@ -188,3 +212,32 @@ func (p *poller) countUnreadBaseline(ctx context.Context, st *State, m int64) er
 	p.noteUnreadBaseline(st, m, n-st.Known.countRange(m, m))
 	return nil
 }
+
+// farRangeMS is how far around the exporter's clock newestEvent looks: a
+// console's clock off by years is beyond repair anyway.
+const farRangeMS = 50 * 365 * 24 * 3600 * 1000
+
+// newestEvent asks for the newest event the console holds, whatever its
+// date (one call): its date is a time the console has shown.
+func (p *poller) newestEvent(ctx context.Context, now int64) (int64, bool, error) {
+	var h newestHandler
+	if _, err := p.con.List(ctx, Range(Desc, max(now-farRangeMS, 0), now+farRangeMS, 1), &h); err != nil {
+		return 0, false, err
+	}
+	return h.date, h.found, nil
+}
+
+// newestHandler keeps the latest date of a listing's events.
+type newestHandler struct {
+	date  int64
+	found bool
+}
+
+func (h *newestHandler) Event(e Event) error {
+	if !h.found || e.Date > h.date {
+		h.date, h.found = e.Date, true
+	}
+	return nil
+}
+
+func (h *newestHandler) Running(e Event) error { return h.Event(e) }

@@ -75,6 +75,9 @@ func (e *PartialError) Error() string {
 func (e *PartialError) Unwrap() error { return e.Err }
 
 type poller struct {
+	// anchor is where first contact reads back from on a console that
+	// shows no clock and no event near the exporter's (firstcontact.go).
+	anchor int64
 	con    *countingConsole
 	o      Options
 	rep    Report
