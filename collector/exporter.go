@@ -211,6 +211,22 @@ func (e *Exporter) NodeCollector(ctx context.Context, cluster, target string) (p
 	return nil, false
 }
 
+// findNode returns the node a /probe names, nil if none (call with e.mu
+// held).
+func (e *Exporter) findNode(cluster, target string) *nodeRuntime {
+	for _, c := range e.clusters {
+		if c.name != cluster {
+			continue
+		}
+		for _, n := range c.nodes {
+			if n.name == target || n.target.String() == target {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
 // collectorFunc is an unchecked prometheus.Collector made of a function.
 type collectorFunc func(chan<- prometheus.Metric)
 
