@@ -44,7 +44,7 @@ func (e *Exporter) NodeStates() []NodeState {
 func (e *Exporter) NodeStateOf(cluster, target string) (NodeState, bool) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	if n := e.findNode(cluster, target); n != nil {
+	if _, n := e.findNode(cluster, target); n != nil {
 		return NodeState{Key: StateKey(cluster, n.target.String()), n: n}, true
 	}
 	return NodeState{}, false

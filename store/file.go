@@ -12,7 +12,7 @@ import (
 // same directory (a rename across file systems would not be atomic),
 // fsync, rename, fsync of the directory. On error the old file is left as
 // it was. For the manifest and the migrated file, written seldom; node
-// states are written in place (Store.writeSlot).
+// states are written in place (Store.save).
 func writeAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")

@@ -1,15 +1,16 @@
 package store
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"os"
 	"path/filepath"
-	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/indexima-exporter/indexima_exporter/tracker"
@@ -24,8 +25,15 @@ const maxManifestBytes = 64 << 20
 // manifest is the document at PATH.
 type manifest struct {
 	Format   int               `json:"format"`
-	NodesDir string            `json:"nodes_dir"` // PATH.d, relative to PATH's directory
-	Nodes    map[string]string `json:"nodes"`     // key -> stem of the node's files
+	SlotFile string            `json:"slot_file"` // PATH.slots.GEN, in PATH's directory
+	Nodes    map[string]region `json:"nodes"`     // by node key
+}
+
+// region is a node's place in the slot file: two slots of Size bytes from
+// At.
+type region struct {
+	At   int64 `json:"at"`
+	Size int   `json:"size"`
 }
 
 // oldFile is a state file of formats 1 and 2: every node in one document.
@@ -46,29 +54,30 @@ type Opened struct {
 	// Migrated is where a state file of an older format was kept once its
 	// content was written to the store ("": no migration).
 	Migrated string
-	// Unusable is why the state at the path could not be used ("" when it
-	// could); it was moved to SetAside (and its node files to SetAsideDir,
-	// if there were any), and every node starts from its first contact.
-	Unusable    error
-	SetAside    string
-	SetAsideDir string
-	// Damaged are the nodes whose files failed their checks, by key: their
-	// files were renamed to *.unreadable, and they start from their first
-	// contact.
+	// Unusable is why the state at the path could not be used (nil when it
+	// could); it was moved to SetAside, and every node starts from its
+	// first contact.
+	Unusable error
+	SetAside string
+	// Damaged are the nodes whose slots both failed their checks, by key:
+	// they start from their first contact, the other nodes resume.
 	Damaged map[string]error
-	// Removed is a node directory found without a manifest (the manifest
-	// deleted to start afresh), removed.
-	Removed string
+	// SetAsideSlots are slot files kept as *.unreadable: the one of an
+	// unusable manifest, or the one that held damaged nodes.
+	SetAsideSlots []string
+	// Removed are slot files no manifest named (the manifest deleted to
+	// start afresh), removed.
+	Removed []string
 }
 
 // Open opens the store at path (--events.state-file), creating it if there
-// is none: the manifest at path, the node files in path.d. A state file of
-// an older format at path is migrated; a state that cannot be used is set
-// aside (see Opened). An error is a path that cannot be read or written at
-// all (permissions, not a regular file, a missing directory).
+// is none. A state file of an older format at path is migrated; a state
+// that cannot be used is set aside (see Opened). The slot file is always
+// written anew, compactly. An error is a path that cannot be read or
+// written at all (permissions, not a regular file, a missing directory).
 func Open(path string) (*Store, Opened, error) {
-	s := &Store{path: path, dir: path + ".d", seed: maphash.MakeSeed(),
-		nodes: map[string]*node{}, listed: map[string]string{}, stems: map[string]string{}}
+	s := &Store{path: path, seed: maphash.MakeSeed(), nodes: map[string]*node{}}
+	s.sync.cond.L = &s.sync.mu
 	var o Opened
 	data, found, err := readBounded(path, maxManifestBytes)
 	if err != nil {
@@ -76,7 +85,11 @@ func Open(path string) (*Store, Opened, error) {
 	}
 	o.Found = found
 	if !found {
-		return s, o, s.create(&o)
+		o.Removed = s.strays("")
+		for _, p := range o.Removed {
+			os.Remove(p)
+		}
+		return s, o, s.rewrite(1, nil)
 	}
 	var head struct {
 		Format  int `json:"format"`
@@ -89,8 +102,9 @@ func Open(path string) (*Store, Opened, error) {
 	case head.Format == Format:
 		var m manifest
 		if err = json.Unmarshal(data, &m); err == nil {
-			if err = s.checkManifest(m); err == nil {
-				return s, o, s.load(m, &o)
+			var gen int
+			if gen, err = s.checkManifest(m); err == nil {
+				return s, o, s.load(m, gen, &o)
 			}
 		}
 	case head.Format != 0:
@@ -104,201 +118,224 @@ func Open(path string) (*Store, Opened, error) {
 		}
 		err = fmt.Errorf("reading the state file: %w", err)
 	}
-	// Not usable: set aside, with its node files, and start afresh.
+	// Not usable: set aside, with its slot files, and start afresh.
 	o.Unusable = err
 	o.SetAside = path + ".unreadable"
 	if err := os.Rename(path, o.SetAside); err != nil {
 		return nil, o, fmt.Errorf("state file %q: unusable (%v) and cannot be set aside: %w", path, o.Unusable, unwrapPath(err))
 	}
-	if _, err := os.Stat(s.dir); err == nil {
-		o.SetAsideDir = s.dir + ".unreadable"
-		os.RemoveAll(o.SetAsideDir)
-		if err := os.Rename(s.dir, o.SetAsideDir); err != nil {
-			return nil, o, fmt.Errorf("state file %q: %q cannot be set aside: %w", path, s.dir, unwrapPath(err))
+	for _, p := range s.strays("") {
+		if os.Rename(p, p+".unreadable") == nil {
+			o.SetAsideSlots = append(o.SetAsideSlots, p+".unreadable")
 		}
 	}
-	return s, o, s.create(&o)
+	return s, o, s.rewrite(1, nil)
 }
 
-// create makes an empty store: the node directory and a manifest naming no
-// node. Node files of an earlier store without a manifest (deleted to start
-// afresh) are removed.
-func (s *Store) create(o *Opened) error {
-	s.cleanStaging()
-	if _, err := os.Stat(s.dir); err == nil {
-		if err := os.RemoveAll(s.dir); err != nil {
-			return fmt.Errorf("state file %q: removing %q: %w", s.path, s.dir, unwrapPath(err))
+func slotSuffix(gen int) string { return "slots." + strconv.Itoa(gen) }
+
+// strays returns the slot files beside path other than keep (a base name),
+// *.unreadable excepted.
+func (s *Store) strays(keep string) []string {
+	dir, base := filepath.Dir(s.path), filepath.Base(s.path)+".slots."
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		gen, ok := strings.CutPrefix(name, base)
+		if !ok || name == keep {
+			continue
 		}
-		o.Removed = s.dir
-	}
-	if err := os.Mkdir(s.dir, 0o700); err != nil {
-		return fmt.Errorf("state file %q: %w", s.path, unwrapPath(err))
-	}
-	return writeManifest(s.path, s.dir, s.listed)
-}
-
-// cleanStaging removes what an interrupted migration left.
-func (s *Store) cleanStaging() {
-	os.RemoveAll(s.dir + ".new")
-	os.RemoveAll(s.dir + ".old")
-}
-
-var stemRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$`)
-
-func (s *Store) checkManifest(m manifest) error {
-	if m.NodesDir != filepath.Base(s.dir) {
-		return fmt.Errorf("the manifest names node directory %q, want %q", m.NodesDir, filepath.Base(s.dir))
-	}
-	seen := map[string]bool{}
-	for key, stem := range m.Nodes {
-		if !stemRE.MatchString(stem) || strings.HasSuffix(stem, ".unreadable") {
-			return fmt.Errorf("node %q: file name %q is not one of the store's", key, stem)
+		if _, err := strconv.Atoi(gen); err == nil {
+			out = append(out, filepath.Join(dir, name))
 		}
-		if seen[stem] {
-			return fmt.Errorf("file name %q listed twice", stem)
-		}
-		seen[stem] = true
 	}
-	return nil
+	return out
 }
 
-// load reads every node the manifest lists. A node whose files fail their
-// checks is set aside alone; files the manifest does not name (a node
-// written, not yet listed, when the exporter stopped) are removed.
-func (s *Store) load(m manifest, o *Opened) error {
-	s.cleanStaging()
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("state file %q: %w", s.path, unwrapPath(err))
+func (s *Store) checkManifest(m manifest) (int, error) {
+	base := filepath.Base(s.path) + ".slots."
+	g, ok := strings.CutPrefix(m.SlotFile, base)
+	gen, err := strconv.Atoi(g)
+	if !ok || err != nil || gen < 1 {
+		return 0, fmt.Errorf("the manifest names slot file %q, want %s<generation>", m.SlotFile, base)
+	}
+	var rs []region
+	for key, r := range m.Nodes {
+		if r.At < 0 || r.At%align != 0 || r.Size < align || r.Size%align != 0 || r.Size > maxSlotBytes {
+			return 0, fmt.Errorf("node %q: region %+v is not one of the store's", key, r)
+		}
+		rs = append(rs, r)
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].At < rs[j].At })
+	for i := 1; i < len(rs); i++ {
+		if rs[i-1].At+2*int64(rs[i-1].Size) > rs[i].At {
+			return 0, errors.New("the manifest's regions overlap")
+		}
+	}
+	return gen, nil
+}
+
+// loaded is a node's newest record read back.
+type loaded struct {
+	rec  []byte
+	seq  uint64
+	hash uint64
+}
+
+// load reads every node the manifest lists, then writes them into a new
+// slot file. A node whose slots both fail their checks is left out (the
+// old slot file is kept as *.unreadable).
+func (s *Store) load(m manifest, gen int, o *Opened) error {
+	old := filepath.Join(filepath.Dir(s.path), m.SlotFile)
+	f, err := os.Open(old)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("state file %q: %w", old, unwrapPath(err))
+	}
+	if f != nil {
+		defer f.Close()
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			return fmt.Errorf("state file %q: %w", old, errNotRegular)
+		}
 	}
 	o.States = map[string]*tracker.State{}
-	for key, stem := range m.Nodes {
-		rec, size, err := s.loadNode(key, stem)
+	records := map[string]loaded{}
+	for key, r := range m.Nodes {
+		var st *tracker.State
+		var l loaded
+		err := errors.New("the slot file is missing")
+		if f != nil {
+			buf := make([]byte, 2*r.Size)
+			n, rerr := f.ReadAt(buf, r.At)
+			if rerr != nil && rerr != io.EOF {
+				return fmt.Errorf("state file %q: %w", old, unwrapPath(rerr))
+			}
+			var body []byte
+			l.rec, l.seq, body, st, err = newestRecord(buf[:n], r.Size, key)
+			l.hash = maphash.Bytes(s.seed, body)
+		}
 		if err != nil {
 			if o.Damaged == nil {
 				o.Damaged = map[string]error{}
 			}
 			o.Damaged[key] = err
-			for slot := range 2 {
-				p := slotPath(s.dir, stem, slot)
-				if _, err := os.Stat(p); err == nil {
-					os.Rename(p, p+".unreadable")
-				}
-			}
 			continue
 		}
-		o.States[key] = rec.state
-		n := &node{key: key, stem: stem, seq: rec.seq, size: size, hash: rec.hash}
-		n.onDisk.Store(true)
-		s.nodes[key], s.stems[stem], s.listed[key] = n, key, stem
+		records[key] = l
+		o.States[key] = st
 	}
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return fmt.Errorf("state file %q: %w", s.path, unwrapPath(err))
+	if err := s.rewrite(gen+1, records); err != nil {
+		return err
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, ".unreadable") {
-			continue
+	if err := writeManifestFile(s.path, s.manifest()); err != nil {
+		return err
+	}
+	if f != nil && len(o.Damaged) > 0 {
+		if os.Rename(old, old+".unreadable") == nil {
+			o.SetAsideSlots = append(o.SetAsideSlots, old+".unreadable")
 		}
-		if stem, _, ok := cutSlot(name); ok && s.stems[stem] != "" {
-			continue
-		}
-		os.Remove(filepath.Join(s.dir, name))
 	}
-	if len(o.Damaged) > 0 {
-		return writeManifest(s.path, s.dir, s.listed)
-	}
+	s.removeStrays()
 	return nil
 }
 
-// cutSlot splits a slot file's name into its stem and slot.
-func cutSlot(name string) (string, int, bool) {
-	switch {
-	case strings.HasSuffix(name, ".0"):
-		return name[:len(name)-2], 0, true
-	case strings.HasSuffix(name, ".1"):
-		return name[:len(name)-2], 1, true
-	}
-	return "", 0, false
-}
-
-// migrate writes the nodes of a file of format 1 or 2 as a store, then
-// replaces the file by the manifest, keeping the file as PATH.migrated.
-// The manifest is written last: a crash before it leaves the old file in
+// migrate writes the nodes of a file of formats 1 and 2 into a new store,
+// keeps the file as PATH.migrated, then replaces it by the manifest. The
+// manifest is written last: a crash before it leaves the old file in
 // place, migrated again at the next start.
 func (s *Store) migrate(data []byte, old oldFile, o *Opened) error {
-	s.cleanStaging()
-	staging := s.dir + ".new"
-	if err := os.Mkdir(staging, 0o700); err != nil {
-		return fmt.Errorf("state file %q: migrating: %w", s.path, unwrapPath(err))
-	}
 	o.States = map[string]*tracker.State{}
-	final := s.dir
-	s.dir = staging // written there, renamed below
+	records := map[string]loaded{}
 	for key, st := range old.Nodes {
 		if st == nil || !st.Contacted {
 			continue
 		}
-		n := s.nodeFor(key)
-		if err := s.save(n, func() *tracker.State { return st }); err != nil {
-			s.dir = final
-			return fmt.Errorf("state file %q: migrating: %w", s.path, err)
+		var b bytes.Buffer
+		if err := encodePayload(&b, key, st); err != nil {
+			return fmt.Errorf("state file %q: migrating node %s: %w", s.path, key, err)
 		}
-		s.listed[key] = n.stem
+		body := b.Bytes()
+		records[key] = loaded{rec: appendRecord(nil, 1, body), seq: 1, hash: maphash.Bytes(s.seed, body)}
 		o.States[key] = st
 	}
-	s.dir = final
-	for _, n := range s.nodes {
-		n.last = nil // what the exporter restores is a repaired copy: written again at the first save
+	if err := s.rewrite(1, records); err != nil {
+		return err
 	}
-	syncDir(staging)
-	if _, err := os.Stat(final); err == nil {
-		if err := os.Rename(final, final+".old"); err != nil {
-			return fmt.Errorf("state file %q: migrating: %w", s.path, unwrapPath(err))
-		}
-	}
-	if err := os.Rename(staging, final); err != nil {
-		return fmt.Errorf("state file %q: migrating: %w", s.path, unwrapPath(err))
-	}
-	syncDir(filepath.Dir(s.path))
 	o.Migrated = s.path + ".migrated"
 	if err := writeAtomic(o.Migrated, data); err != nil {
 		return err
 	}
-	if err := writeManifest(s.path, s.dir, s.listed); err != nil {
+	if err := writeManifestFile(s.path, s.manifest()); err != nil {
 		return err
 	}
-	os.RemoveAll(final + ".old")
+	s.removeStrays()
 	return nil
 }
 
-// newStem names a new node's files: the key made file-name safe (for the
-// one who lists the directory), then a hash of it, unique in the store.
-func (s *Store) newStem(key string) string {
-	var b strings.Builder
-	for _, r := range key {
-		if b.Len() >= 60 {
-			break
-		}
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.' && b.Len() > 0:
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
+// rewrite writes records into a new slot file of generation gen, each in a
+// region of its own, syncs it and makes it the store's. The caller then
+// writes the manifest naming it (the commit), then removes the others.
+func (s *Store) rewrite(gen int, records map[string]loaded) error {
+	s.gen, s.name = gen, filepath.Base(s.path)+"."+slotSuffix(gen)
+	path := filepath.Join(filepath.Dir(s.path), s.name)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("state file %q: %w", path, unwrapPath(err))
 	}
-	sum := sha256.Sum256([]byte(key))
-	base := b.String() + "-" + hex.EncodeToString(sum[:4])
-	stem := base
-	for i := 2; s.stems[stem] != ""; i++ {
-		stem = fmt.Sprintf("%s-%d", base, i)
+	keys := make([]string, 0, len(records))
+	for k := range records {
+		keys = append(keys, k)
 	}
-	return stem
+	sort.Strings(keys)
+	var at int64
+	for _, k := range keys {
+		l := records[k]
+		size := slotSize(len(l.rec))
+		if _, err := f.WriteAt(l.rec, at+int64(l.seq%2)*int64(size)); err != nil {
+			f.Close()
+			return fmt.Errorf("state file %q: writing: %w", path, unwrapPath(err))
+		}
+		s.nodes[k] = &node{key: k, at: at, size: size, seq: l.seq, listed: true, hash: l.hash}
+		at += 2 * int64(size)
+	}
+	s.end = at
+	if err := f.Truncate(at); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("state file %q: %w", path, unwrapPath(err))
+	}
+	syncDir(filepath.Dir(path))
+	s.f, s.sync.f = f, f
+	if records == nil {
+		return writeManifestFile(s.path, s.manifest())
+	}
+	return nil
 }
 
-// writeManifest replaces the manifest atomically.
-func writeManifest(path, dir string, nodes map[string]string) error {
-	data, err := json.MarshalIndent(manifest{Format: Format, NodesDir: filepath.Base(dir), Nodes: nodes}, "", "  ")
+// manifest is the manifest of the nodes as Open laid them out.
+func (s *Store) manifest() manifest {
+	m := manifest{Format: Format, SlotFile: s.name, Nodes: map[string]region{}}
+	for k, n := range s.nodes {
+		m.Nodes[k] = region{At: n.at, Size: n.size}
+	}
+	return m
+}
+
+// removeStrays removes the slot files the manifest no longer names.
+func (s *Store) removeStrays() {
+	for _, p := range s.strays(s.name) {
+		os.Remove(p)
+	}
+}
+
+// writeManifestFile replaces the manifest atomically.
+func writeManifestFile(path string, m manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("state file %q: encoding: %w", path, err)
 	}

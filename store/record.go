@@ -6,27 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"hash/maphash"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
-// A node slot is one header line, the payload (JSON: the node's key and
-// state), then blanks up to the file's end (the tail of a longer older
-// record, overwritten):
+// A slot is one header line, then the payload (JSON: the node's key and
+// state); what follows, up to the slot's end, is the tail of an older
+// record or zeros:
 //
 //	indexima_exporter state 3 seq=41 len=5120 crc32c=1c2b3a4d
 //	{"key":"/core-1:9999","state":{...}}
 const (
 	recordMagic = "indexima_exporter state"
 	headerMax   = 128
-	// maxNodeBytes bounds what is read of a slot: a node's state is a few
-	// kilobytes (the known events of one late window); a larger file is
-	// not one of ours and is not read into memory.
-	maxNodeBytes = 16 << 20
+	// maxSlotBytes bounds a slot: a node's state is a few kilobytes (the
+	// known events of one late window); a manifest naming more is not
+	// one of ours, and is not read into memory.
+	maxSlotBytes = 16 << 20
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -36,26 +34,22 @@ func appendRecord(dst []byte, seq uint64, payload []byte) []byte {
 	return append(dst, payload...)
 }
 
-// slotRecord is a slot read back and checked.
-type slotRecord struct {
-	seq   uint64
-	state *tracker.State
-	hash  uint64
-}
-
 // parseRecord checks a slot's header, length and checksum, and returns its
-// sequence number and payload.
-func parseRecord(data []byte) (uint64, []byte, error) {
-	line, rest, ok := bytes.Cut(data, []byte{'\n'})
-	if !ok || len(line) > headerMax {
-		return 0, nil, errors.New("no header line")
+// sequence number, payload and the record's length.
+func parseRecord(data []byte) (uint64, []byte, int, error) {
+	if len(data) == 0 || data[0] == 0 {
+		return 0, nil, 0, errEmptySlot
+	}
+	line, _, ok := bytes.Cut(data[:min(len(data), headerMax)], []byte{'\n'})
+	if !ok {
+		return 0, nil, 0, errors.New("no header line")
 	}
 	f := strings.Fields(string(line))
 	if len(f) != 6 || f[0]+" "+f[1] != recordMagic {
-		return 0, nil, fmt.Errorf("not a node state of this exporter (header %.60q)", line)
+		return 0, nil, 0, fmt.Errorf("not a node state of this exporter (header %.60q)", line)
 	}
 	if f[2] != strconv.Itoa(Format) {
-		return 0, nil, fmt.Errorf("format %s, want %d", f[2], Format)
+		return 0, nil, 0, fmt.Errorf("format %s, want %d", f[2], Format)
 	}
 	var seq, length, sum uint64
 	var err error
@@ -66,27 +60,27 @@ func parseRecord(data []byte) (uint64, []byte, error) {
 	}{{"seq=", &seq, 10}, {"len=", &length, 10}, {"crc32c=", &sum, 16}} {
 		v, ok := strings.CutPrefix(f[3+i], p.name)
 		if !ok {
-			return 0, nil, fmt.Errorf("header field %q, want %s", f[3+i], p.name)
+			return 0, nil, 0, fmt.Errorf("header field %q, want %s", f[3+i], p.name)
 		}
 		if *p.dst, err = strconv.ParseUint(v, p.base, 64); err != nil {
-			return 0, nil, fmt.Errorf("header field %q: %v", f[3+i], err)
+			return 0, nil, 0, fmt.Errorf("header field %q: %v", f[3+i], err)
 		}
 	}
 	if seq == 0 {
-		return 0, nil, errors.New("sequence number 0")
+		return 0, nil, 0, errors.New("sequence number 0")
 	}
-	if length > uint64(len(rest)) {
-		return 0, nil, fmt.Errorf("%d bytes of payload, the header says %d: a write cut short", len(rest), length)
+	start := len(line) + 1
+	if length > uint64(len(data)-start) {
+		return 0, nil, 0, fmt.Errorf("%d bytes of room, the header says %d", len(data)-start, length)
 	}
-	body := rest[:length]
+	body := data[start : start+int(length)]
 	if got := crc32.Checksum(body, castagnoli); uint64(got) != sum {
-		return 0, nil, fmt.Errorf("checksum %08x, the header says %08x: a write cut short or a damaged file", got, sum)
+		return 0, nil, 0, fmt.Errorf("checksum %08x, the header says %08x: a write cut short or damaged", got, sum)
 	}
-	if len(bytes.TrimSpace(rest[length:])) != 0 {
-		return 0, nil, errors.New("data after the record")
-	}
-	return seq, body, nil
+	return seq, body, start + int(length), nil
 }
+
+var errEmptySlot = errors.New("empty slot")
 
 // decodePayload decodes a checked payload and checks it is key's.
 func decodePayload(body []byte, key string) (*tracker.State, error) {
@@ -95,63 +89,44 @@ func decodePayload(body []byte, key string) (*tracker.State, error) {
 		return nil, fmt.Errorf("decoding the state: %w", err)
 	}
 	if p.Key != key {
-		return nil, fmt.Errorf("the file holds node %q, the manifest says %q", p.Key, key)
+		return nil, fmt.Errorf("the slot holds node %q, the manifest says %q", p.Key, key)
 	}
 	if p.State == nil {
-		return nil, errors.New("no state in the file")
+		return nil, errors.New("no state in the slot")
 	}
 	return p.State, nil
 }
 
-// readSlot reads a slot file: its size (0 and no error when it does not
-// exist) and its content.
-func readSlot(path string) ([]byte, int, error) {
-	data, ok, err := readBounded(path, maxNodeBytes)
-	if err != nil || !ok {
-		return nil, 0, err
-	}
-	return data, len(data), nil
-}
-
-// loadNode reads both slots of a node and returns the newest that passes
-// every check. A slot that fails them is the one a crash cut short (or a
-// damaged one): the other is used. Sizes are returned even when both fail,
-// for the next writes.
-func (s *Store) loadNode(key, stem string) (rec slotRecord, size [2]int, err error) {
+// newestRecord returns the newest of a region's two slots that passes every
+// check: a slot that fails them is the one a crash cut short (or a damaged
+// one), and the other is used. It returns the record (header included),
+// its sequence number, its payload and its state.
+func newestRecord(region []byte, size int, key string) (rec []byte, seq uint64, body []byte, st *tracker.State, err error) {
 	var errs []error
-	found := false
 	for slot := range 2 {
-		path := slotPath(s.dir, stem, slot)
-		data, n, rerr := readSlot(path)
-		size[slot] = n
-		switch {
-		case rerr != nil:
-			errs = append(errs, rerr)
-			continue
-		case n == 0:
-			if _, serr := os.Stat(path); serr == nil {
-				errs = append(errs, fmt.Errorf("%s: empty", path))
-			}
+		lo := slot * size
+		if lo >= len(region) {
+			errs = append(errs, fmt.Errorf("slot %d: beyond the end of the file", slot))
 			continue
 		}
-		found = true
-		seq, body, perr := parseRecord(data)
-		if perr == nil && seq > rec.seq {
-			var st *tracker.State
-			if st, perr = decodePayload(body, key); perr == nil {
-				rec = slotRecord{seq: seq, state: st, hash: maphash.Bytes(s.seed, body)}
+		data := region[lo:min(lo+size, len(region))]
+		q, b, n, perr := parseRecord(data)
+		if perr == nil && q > seq {
+			var s *tracker.State
+			if s, perr = decodePayload(b, key); perr == nil {
+				rec, seq, body, st = data[:n], q, b, s
 				continue
 			}
 		}
-		if perr != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, perr))
+		if perr != nil && perr != errEmptySlot {
+			errs = append(errs, fmt.Errorf("slot %d: %w", slot, perr))
 		}
 	}
-	if rec.state != nil {
-		return rec, size, nil
+	if st != nil {
+		return rec, seq, body, st, nil
 	}
-	if !found && len(errs) == 0 {
-		return rec, size, errors.New("listed in the manifest, but no file")
+	if len(errs) == 0 {
+		return nil, 0, nil, nil, errors.New("no state written in its region")
 	}
-	return rec, size, errors.Join(errs...)
+	return nil, 0, nil, nil, errors.Join(errs...)
 }

@@ -2,32 +2,38 @@
 // (--events.state-file), so that a restarted exporter resumes where it
 // stopped: nothing lost, nothing counted twice.
 //
-// Its cost follows what changed. Each node has its own file, written only
-// when that node's state changed since it was last written: a /probe of one
-// node writes that node's file, not the whole fleet's state. A write is on
-// disk (fdatasync) before Save returns, so a counter value a scrape showed
-// is always in the store.
+// Its cost follows what changed. Each node has a region of its own in one
+// slot file, written only when that node's state changed since it was last
+// written: a /probe of one node writes that node's state, not the whole
+// fleet's. A write is on disk (fdatasync) before Save returns, so a counter
+// value a scrape showed is always in the store; writes that arrive
+// together (16 probes at once, the nodes of one /metrics scrape) share one
+// fdatasync.
 //
 // On disk, for --events.state-file=PATH (docs/state.md):
 //
-//	PATH                the manifest: the format, and which file holds which node
-//	PATH.d/STEM.0       a node's state, two slots written in turn: a write
-//	PATH.d/STEM.1       never touches the slot that holds the newest state
+//	PATH            the manifest (JSON): the slot file's name and each
+//	                node's region in it; rewritten only when the set of
+//	                nodes changes or a node outgrows its region
+//	PATH.slots.GEN  the slot file: per node, two slots written in turn, so
+//	                a write never touches the slot that holds the newest state
 //
 // A slot is a header line (sequence number, length, CRC-32C) followed by
-// the node's state as JSON. It is overwritten in place, so a steady write
-// changes no file system metadata; a crash in the middle of a write leaves
-// a slot whose checksum fails, and the other slot, one state older, is
-// read instead. That state is never older than what a scrape showed: the
-// scrape's answer goes out only once the write it waits for is on disk.
+// the node's key and state as JSON. It is overwritten in place: a steady
+// write changes no file system metadata. A crash in the middle of a write
+// leaves a slot whose checksum fails, and the other slot, one state older,
+// is read instead; that state is never older than what a scrape showed,
+// since the scrape's answer goes out only once its write is on disk.
 //
-// A state file of formats 1 and 2 (one JSON document for every node) at
-// PATH is migrated by Open and kept as PATH.migrated. A manifest that cannot
-// be used is set aside (PATH.unreadable, with the node files as
-// PATH.d.unreadable); a node whose files fail their checks is set aside
-// alone (STEM.0.unreadable). Either way the nodes concerned start from
-// their first contact and the others resume. The store knows the engine's
-// state type and nothing of Prometheus or HTTP.
+// Open rewrites the slot file compactly (a new generation, then the
+// manifest naming it), so what a crash or a removed node left is gone at
+// each start. A state file of formats 1 and 2 (one JSON document for every
+// node) at PATH is migrated the same way and kept as PATH.migrated. A
+// manifest that cannot be used is set aside (PATH.unreadable) and every
+// node starts from its first contact; a node whose slots both fail their
+// checks starts alone from its first contact, the slot file that held it
+// kept as *.unreadable. The store knows the engine's state type and
+// nothing of Prometheus or HTTP.
 package store
 
 import (
@@ -37,41 +43,50 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
-// Format is the store's format: a manifest and a file per node. Formats 1
-// and 2 were one JSON document holding every node; Open migrates them.
+// Format is the store's format: a manifest and a slot file. Formats 1 and
+// 2 were one JSON document holding every node; Open migrates them.
 const Format = 3
+
+const (
+	align   = 4096 // regions start and slots are sized on page boundaries: a torn page is one slot's
+	minSlot = 8192 // the smallest slot: room for a node's state to grow a little
+)
 
 // Store is an open state store. Its methods are safe for concurrent use:
 // writes of different nodes run side by side, writes of one node one after
 // the other.
 type Store struct {
 	path string // the manifest
-	dir  string // the node files
 	seed maphash.Seed
 
-	mu     sync.Mutex // guards nodes, listed, stems and the manifest file
-	nodes  map[string]*node
-	listed map[string]string // key -> stem, as in the manifest on disk
-	stems  map[string]string // stem -> key, of every node known
+	f    *os.File // the slot file
+	name string   // its base name, in the manifest
+	gen  int
+	sync groupSync
+
+	mmu   sync.Mutex // one manifest write at a time
+	mu    sync.Mutex // guards nodes and end
+	nodes map[string]*node
+	end   int64 // where the next region goes
 
 	writes, written, failures atomic.Uint64
 }
 
-// node is what the store knows of one node's files.
+// node is what the store knows of one node's region.
 type node struct {
-	key, stem string
+	key string
 
-	mu     sync.Mutex  // one write of the node at a time
-	onDisk atomic.Bool // a slot holds a state (read without mu by list)
-	seq    uint64      // sequence number of the newest slot on disk (0: none)
-	size   [2]int      // bytes in each slot file (0: no file yet)
+	mu     sync.Mutex // one write of the node at a time
+	at     int64      // the region's offset; slot i at at + i*size
+	size   int        // a slot's size (0: no region yet)
+	seq    uint64     // sequence number of the newest slot on disk (0: none)
+	listed bool       // the manifest on disk names this region
 	last   *tracker.State
 	hash   uint64 // of the newest payload on disk
 }
@@ -85,186 +100,231 @@ type Node struct {
 	State func() *tracker.State
 }
 
-// Stats counts the store's node writes since Open.
+// Stats counts the store's writes since Open.
 type Stats struct {
-	Writes   uint64 // node states written (each fdatasync'ed)
+	Writes   uint64 // node states written (each on disk before its save returned)
 	Bytes    uint64 // bytes of those writes
-	Failures uint64 // writes that failed (node files and manifest)
+	Syncs    uint64 // fdatasyncs of the slot file (writes made together share one)
+	Failures uint64 // writes that failed (slot file and manifest)
 }
 
 // Stats returns the store's counts.
 func (s *Store) Stats() Stats {
-	return Stats{Writes: s.writes.Load(), Bytes: s.written.Load(), Failures: s.failures.Load()}
+	return Stats{Writes: s.writes.Load(), Bytes: s.written.Load(), Syncs: s.sync.syncs.Load(), Failures: s.failures.Load()}
 }
 
-// Path is the manifest's path (--events.state-file), Dir the node files'.
+// Path is the manifest's path (--events.state-file).
 func (s *Store) Path() string { return s.path }
 
-// Dir is the directory of the node files.
-func (s *Store) Dir() string { return s.dir }
+// SlotFile is the slot file's path.
+func (s *Store) SlotFile() string { return s.path + "." + slotSuffix(s.gen) }
 
-// nodeFor returns the node of key, creating it (unlisted) if needed.
+// Close closes the slot file. Saves after Close fail.
+func (s *Store) Close() error { return s.f.Close() }
+
+// nodeFor returns the node of key, creating it (no region yet) if needed.
 func (s *Store) nodeFor(key string) *node {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if n := s.nodes[key]; n != nil {
 		return n
 	}
-	n := &node{key: key, stem: s.newStem(key)}
+	n := &node{key: key}
 	s.nodes[key] = n
-	s.stems[n.stem] = key
 	return n
 }
 
-// Save writes the node's state if it changed since it was last written,
-// and lists the node in the manifest at its first write. It returns once
-// the state is on disk.
+// Save writes the node's state if it changed since it was last written. It
+// returns once the state is on disk, and the manifest too when the node
+// got a new region (its first write, or a state outgrowing its slots).
 func (s *Store) Save(key string, state func() *tracker.State) error {
 	n := s.nodeFor(key)
-	if err := s.save(n, state); err != nil {
+	moved, err := s.save(n, state)
+	if err != nil || !moved {
 		return err
 	}
-	return s.list([]*node{n}, nil)
+	return s.writeManifest()
 }
 
-// SaveAll writes every node whose state changed, several at a time, lists
-// the new ones and drops from the store the nodes not in nodes (no longer
-// configured), in one manifest write. It returns once all is on disk; the
-// first error is returned, the other nodes are still written.
+// SaveAll writes every node whose state changed (their writes share
+// fdatasyncs), then rewrites the manifest if a node got a new region or a
+// listed node is not in nodes (no longer configured: dropped). It returns
+// once all is on disk; the first errors are returned, the other nodes are
+// still written.
 func (s *Store) SaveAll(nodes []Node) error {
-	const workers = 8 // fdatasync waits: a few at once let the file system batch them
+	const workers = 16 // writes in flight at once: one fdatasync covers them all
 	all := make([]*node, len(nodes))
+	keep := make(map[string]bool, len(nodes))
 	for i, nd := range nodes {
 		all[i] = s.nodeFor(nd.Key)
+		keep[nd.Key] = true
 	}
-	errs := make([]error, len(nodes))
+	errs := make([]error, len(nodes)+1)
+	var moved atomic.Bool
 	var wg sync.WaitGroup
-	next := atomic.Int64{}
+	var next atomic.Int64
 	for range min(workers, len(nodes)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(nodes); i = int(next.Add(1) - 1) {
-				errs[i] = s.save(all[i], nodes[i].State)
+				m, err := s.save(all[i], nodes[i].State)
+				errs[i] = err
+				if m {
+					moved.Store(true)
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	keep := make(map[string]bool, len(nodes))
-	for _, nd := range nodes {
-		keep[nd.Key] = true
+	s.mu.Lock()
+	drop := false
+	for key, n := range s.nodes {
+		if !keep[key] {
+			delete(s.nodes, key)
+			drop = drop || n.size > 0
+		}
 	}
-	return errors.Join(append(errs, s.list(all, keep))...)
+	s.mu.Unlock()
+	if moved.Load() || drop {
+		errs[len(nodes)] = s.writeManifest()
+	}
+	return errors.Join(errs...)
 }
 
-// save writes n's state if it changed since its last write.
-func (s *Store) save(n *node, state func() *tracker.State) error {
+// save writes n's state if it changed since its last write, and reports
+// whether the node got a new region (the manifest must then be written).
+func (s *Store) save(n *node, state func() *tracker.State) (bool, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	st := state()
 	if st == nil || !st.Contacted || st == n.last {
-		return nil // committed states are never modified: same pointer, same state
+		return false, nil // committed states are never modified: same pointer, same state
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
 	if err := encodePayload(buf, n.key, st); err != nil {
-		return fmt.Errorf("state of node %s: encoding: %w", n.key, err)
+		return false, fmt.Errorf("state of node %s: encoding: %w", n.key, err)
 	}
 	h := maphash.Bytes(s.seed, buf.Bytes())
 	if n.seq > 0 && h == n.hash {
 		n.last = st // a new state, the same content: nothing to write
-		return nil
+		return false, nil
 	}
-	size, err := s.writeSlot(n, buf.Bytes())
-	if err != nil {
+	rp := recPool.Get().(*[]byte)
+	defer recPool.Put(rp)
+	rec := appendRecord((*rp)[:0], n.seq+1, buf.Bytes())
+	*rp = rec
+	moved := false
+	if len(rec) > n.size {
+		// A new node, or a state that outgrew its slots: a new region at
+		// the end of the file. The old one is left unused until Open
+		// rewrites the file; the manifest, written before Save returns,
+		// names the new one.
+		size := slotSize(len(rec))
+		s.mu.Lock()
+		n.at, n.size = s.end, size
+		s.end += 2 * int64(size)
+		s.mu.Unlock()
+		n.listed, moved = false, true
+	}
+	seq := n.seq + 1
+	if _, err := s.f.WriteAt(rec, n.at+int64(seq%2)*int64(n.size)); err != nil {
+		// The slot may hold part of the record: its checksum fails, the
+		// other slot still holds the newest state on disk.
+		s.failures.Add(1)
+		return moved, fmt.Errorf("state of node %s: writing %s: %w", n.key, s.f.Name(), unwrapPath(err))
+	}
+	if err := s.sync.wait(s.sync.written.Add(1)); err != nil {
+		s.failures.Add(1)
+		return moved, fmt.Errorf("state of node %s: syncing %s: %w", n.key, s.f.Name(), unwrapPath(err))
+	}
+	s.writes.Add(1)
+	s.written.Add(uint64(len(rec)))
+	n.seq, n.last, n.hash = seq, st, h
+	return moved || !n.listed, nil // not listed: a manifest write failed, try again
+}
+
+var (
+	bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	recPool = sync.Pool{New: func() any { return new([]byte) }}
+)
+
+// slotSize is the slot size for a record of n bytes: room to grow to
+// twice its size, in whole pages.
+func slotSize(n int) int {
+	return (max(2*n, minSlot) + align - 1) / align * align
+}
+
+// writeManifest writes the manifest naming the region of every node
+// written so far. Manifest writes are serialised and each reads the regions
+// as they are when it runs, so the last manifest written is the newest.
+func (s *Store) writeManifest() error {
+	s.mmu.Lock()
+	defer s.mmu.Unlock()
+	s.mu.Lock()
+	nodes := make([]*node, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		nodes = append(nodes, n)
+	}
+	s.mu.Unlock()
+	m := manifest{Format: Format, SlotFile: s.name, Nodes: map[string]region{}}
+	for _, n := range nodes {
+		n.mu.Lock() // a write of the node in progress ends first
+		if n.seq > 0 && n.size > 0 {
+			m.Nodes[n.key] = region{At: n.at, Size: n.size}
+		}
+		n.mu.Unlock()
+	}
+	if err := writeManifestFile(s.path, m); err != nil {
 		s.failures.Add(1)
 		return err
 	}
-	s.writes.Add(1)
-	s.written.Add(uint64(size))
-	n.last, n.hash = st, h
+	for _, n := range nodes {
+		n.mu.Lock()
+		if r, ok := m.Nodes[n.key]; ok && r.At == n.at && r.Size == n.size {
+			n.listed = true
+		}
+		n.mu.Unlock()
+	}
 	return nil
 }
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// groupSync syncs the slot file for every write made before it: a writer
+// bumps written after its write, then waits until a sync started after
+// that has ended. Writers that arrive while a sync runs share the next.
+type groupSync struct {
+	f       *os.File
+	written atomic.Uint64
+	syncs   atomic.Uint64
 
-// writeSlot writes payload in place into the slot that does not hold the
-// newest state, and syncs it.
-func (s *Store) writeSlot(n *node, payload []byte) (int, error) {
-	seq := n.seq + 1
-	slot := int(seq % 2)
-	rec := appendRecord(make([]byte, 0, headerMax+len(payload)), seq, payload)
-	// Pad a shorter record with blanks over the older one's tail (read as
-	// trailing space): the file keeps its size, so the write changes no
-	// metadata and fdatasync has only the data to flush.
-	for len(rec) < n.size[slot] {
-		rec = append(rec, ' ')
-	}
-	name := slotPath(s.dir, n.stem, slot)
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return 0, fmt.Errorf("state of node %s: %w", n.key, err)
-	}
-	_, err = f.WriteAt(rec, 0)
-	if err == nil {
-		err = datasync(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		// The slot may hold half a record: its checksum fails, the other
-		// slot still holds the newest state on disk.
-		return 0, fmt.Errorf("state of node %s: writing %s: %w", n.key, name, unwrapPath(err))
-	}
-	if n.size[slot] == 0 {
-		syncDir(s.dir) // a new file: its name must survive a power cut too
-	}
-	n.size[slot] = max(n.size[slot], len(rec))
-	n.seq = seq
-	n.onDisk.Store(true)
-	return len(rec), nil
+	mu      sync.Mutex
+	cond    sync.Cond
+	synced  uint64
+	running bool
 }
 
-// list adds the nodes written but not yet listed to the manifest and, when
-// keep is not nil, drops the listed nodes not in keep (their files go once
-// the manifest no longer names them).
-func (s *Store) list(nodes []*node, keep map[string]bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	changed := false
-	for _, n := range nodes {
-		if _, ok := s.listed[n.key]; !ok && n.onDisk.Load() {
-			s.listed[n.key] = n.stem
-			changed = true
+func (g *groupSync) wait(gen uint64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.synced < gen {
+		if g.running {
+			g.cond.Wait()
+			continue
 		}
-	}
-	var dropped []*node
-	if keep != nil {
-		for key := range s.listed {
-			if !keep[key] {
-				delete(s.listed, key)
-				if n := s.nodes[key]; n != nil {
-					dropped = append(dropped, n)
-					delete(s.nodes, key)
-					delete(s.stems, n.stem)
-				}
-				changed = true
-			}
+		g.running = true
+		target := g.written.Load()
+		g.mu.Unlock()
+		err := datasync(g.f)
+		g.syncs.Add(1)
+		g.mu.Lock()
+		g.running = false
+		g.cond.Broadcast()
+		if err != nil {
+			return err // the others covered by this sync try their own
 		}
-	}
-	if !changed {
-		return nil
-	}
-	if err := writeManifest(s.path, s.dir, s.listed); err != nil {
-		s.failures.Add(1)
-		return err
-	}
-	for _, n := range dropped {
-		for slot := range 2 {
-			os.Remove(slotPath(s.dir, n.stem, slot))
-		}
+		g.synced = max(g.synced, target)
 	}
 	return nil
 }
@@ -292,10 +352,6 @@ func encodePayload(buf *bytes.Buffer, key string, st *tracker.State) error {
 type payload struct {
 	Key   string         `json:"key"`
 	State *tracker.State `json:"state"`
-}
-
-func slotPath(dir, stem string, slot int) string {
-	return filepath.Join(dir, fmt.Sprintf("%s.%d", stem, slot))
 }
 
 // unwrapPath drops the *os.PathError or *os.LinkError wrapper, whose paths

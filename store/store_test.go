@@ -57,7 +57,7 @@ func TestRoundTripAndPermissions(t *testing.T) {
 	if got := fmt.Sprint(cursors(o)); got != "map[/a:9999:100 c1/b:9999:200]" || !o.Found {
 		t.Fatalf("restored %s (found %v)", got, o.Found)
 	}
-	for _, p := range append([]string{path}, filesIn(t, path+".d")...) {
+	for _, p := range filesIn(t, filepath.Dir(path)) {
 		st, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)
@@ -124,39 +124,71 @@ func TestTornWriteFallsBackAndDamagedNodeIsSetAside(t *testing.T) {
 	for _, c := range []int64{100, 101, 102} {
 		saveAll(t, s, map[string]*tracker.State{"/a:9999": state(c), "/b:9999": state(c + 1000)})
 	}
-	stem := s.listed["/a:9999"]
-	newest := slotPath(s.dir, stem, int(s.nodes["/a:9999"].seq%2))
-	data, err := os.ReadFile(newest)
+	slotFile := s.SlotFile()
+	n := s.nodes["/a:9999"]
+	f, err := os.OpenFile(slotFile, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(newest, data[:len(data)/2], 0o600); err != nil {
+	// The newest slot's record cut short: its second half never written.
+	if _, err := f.WriteAt(make([]byte, 200), n.at+int64(n.seq%2)*int64(n.size)+100); err != nil {
 		t.Fatal(err)
 	}
+	f.Close()
 	s2, o := open(t, path)
 	if got := cursors(o); got["/a:9999"] != 101 || got["/b:9999"] != 1102 || len(o.Damaged) != 0 {
 		t.Fatalf("after a torn write: %v, damaged %v", got, o.Damaged)
 	}
 	// The next write goes to the torn slot, not over the good one.
 	saveAll(t, s2, map[string]*tracker.State{"/a:9999": state(103), "/b:9999": state(1102)})
-	if _, o = open(t, path); cursors(o)["/a:9999"] != 103 {
+	s3, o := open(t, path)
+	if cursors(o)["/a:9999"] != 103 {
 		t.Fatalf("after a write over the torn slot: %v", cursors(o))
 	}
 
+	n = s3.nodes["/a:9999"]
+	f, err = os.OpenFile(s3.SlotFile(), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for slot := range 2 {
-		if err := os.WriteFile(slotPath(s.dir, stem, slot), []byte("garbage\n{}"), 0o600); err != nil {
+		if _, err := f.WriteAt([]byte("garbage\n{}"), n.at+int64(slot)*int64(n.size)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.Close()
 	_, o = open(t, path)
 	if got := cursors(o); len(got) != 1 || got["/b:9999"] != 1102 || o.Damaged["/a:9999"] == nil {
 		t.Fatalf("both slots damaged: restored %v, damaged %v", got, o.Damaged)
 	}
-	if _, err := os.Stat(slotPath(s.dir, stem, 0) + ".unreadable"); err != nil {
-		t.Errorf("damaged node files not set aside: %v", err)
+	if len(o.SetAsideSlots) != 1 || o.SetAsideSlots[0] != s3.SlotFile()+".unreadable" {
+		t.Errorf("the slot file holding the damaged node not kept: %v", o.SetAsideSlots)
 	}
 	if _, o = open(t, path); len(o.Damaged) != 0 || len(o.States) != 1 {
 		t.Errorf("the damaged node is still listed: %+v", o)
+	}
+}
+
+// A state that outgrows its slots moves to a new region; the manifest,
+// written before Save returns, names it.
+func TestAStateOutgrowingItsSlotsMoves(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	s, _ := open(t, path)
+	saveAll(t, s, map[string]*tracker.State{"/a:1": state(5), "/b:1": state(6)})
+	big := state(7)
+	for i := range 2000 {
+		big.Events[fmt.Sprintf("TYPE_%d", i)] = uint64(i)
+	}
+	at := s.nodes["/a:1"].at
+	if err := s.Save("/a:1", fixed(big)); err != nil {
+		t.Fatal(err)
+	}
+	if s.nodes["/a:1"].at == at {
+		t.Fatalf("the node did not move")
+	}
+	_, o := open(t, path)
+	if got := o.States["/a:1"]; got == nil || len(got.Events) != 2001 || cursors(o)["/b:1"] != 6 {
+		t.Fatalf("after the move: %v", cursors(o))
 	}
 }
 
@@ -166,8 +198,8 @@ func TestMigratesAnOlderStateFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// What an interrupted migration left: removed, the migration done again.
-	if err := os.MkdirAll(path+".d.new/x", 0o700); err != nil {
+	// What an interrupted migration left: replaced, the migration done again.
+	if err := os.WriteFile(path+".slots.1", []byte("half a migration"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, o := open(t, path)
@@ -177,8 +209,8 @@ func TestMigratesAnOlderStateFile(t *testing.T) {
 	if b, err := os.ReadFile(path + ".migrated"); err != nil || string(b) != old {
 		t.Errorf("old file not kept: %q %v", b, err)
 	}
-	if _, err := os.Stat(path + ".d.new"); err == nil {
-		t.Errorf("staging directory left")
+	if got := len(filesIn(t, filepath.Dir(path))); got != 3 {
+		t.Errorf("%d files, want the manifest, the slot file and the migrated file", got)
 	}
 	_, o = open(t, path)
 	if got := fmt.Sprint(cursors(o)); got != "map[/a:9999:42 c/b:1:7]" || o.Migrated != "" {
@@ -192,9 +224,10 @@ func TestUnusableStateIsSetAside(t *testing.T) {
 		"empty":          "",
 		"array":          "[]",
 		"future version": `{"version":99}`,
-		"future format":  `{"format":4,"nodes_dir":"state.json.d"}`,
-		"bad stem":       `{"format":3,"nodes_dir":"state.json.d","nodes":{"/a:1":"../../etc/passwd"}}`,
-		"other dir":      `{"format":3,"nodes_dir":"elsewhere","nodes":{}}`,
+		"future format":  `{"format":4,"slot_file":"state.json.slots.1"}`,
+		"bad region":     `{"format":3,"slot_file":"state.json.slots.1","nodes":{"/a:1":{"at":-4096,"size":4096}}}`,
+		"overlap":        `{"format":3,"slot_file":"state.json.slots.1","nodes":{"/a:1":{"at":0,"size":8192},"/b:1":{"at":8192,"size":8192}}}`,
+		"other file":     `{"format":3,"slot_file":"../passwd","nodes":{}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state.json")
@@ -204,14 +237,11 @@ func TestUnusableStateIsSetAside(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, o := open(t, path)
-			if o.Unusable == nil || o.SetAside != path+".unreadable" || o.SetAsideDir != path+".d.unreadable" || len(o.States) != 0 {
+			if o.Unusable == nil || o.SetAside != path+".unreadable" || len(o.SetAsideSlots) != 1 || len(o.States) != 0 {
 				t.Fatalf("%+v", o)
 			}
 			if b, err := os.ReadFile(o.SetAside); err != nil || string(b) != content {
 				t.Errorf("set aside: %q %v", b, err)
-			}
-			if len(filesIn(t, o.SetAsideDir)) != 1 {
-				t.Errorf("node files not set aside with the manifest")
 			}
 			if _, o = open(t, path); o.Unusable != nil || !o.Found || len(o.States) != 0 {
 				t.Errorf("no fresh store: %+v", o)
@@ -228,7 +258,7 @@ func TestManifestDeletedStartsAfresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, o := open(t, path)
-	if o.Found || len(o.States) != 0 || o.Removed != path+".d" || len(filesIn(t, path+".d")) != 0 {
+	if o.Found || len(o.States) != 0 || len(o.Removed) != 1 || len(filesIn(t, filepath.Dir(path))) != 2 {
 		t.Fatalf("%+v", o)
 	}
 }
@@ -244,7 +274,7 @@ func TestRefusesWhatIsNotAFile(t *testing.T) {
 }
 
 // Nodes no longer configured are dropped at the next SaveAll: out of the
-// manifest, then their files removed.
+// manifest, and out of the slot file at the next start.
 func TestSaveAllDropsNodesNoLongerConfigured(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	s, _ := open(t, path)
@@ -253,9 +283,7 @@ func TestSaveAllDropsNodesNoLongerConfigured(t *testing.T) {
 	if _, o := open(t, path); fmt.Sprint(cursors(o)) != "map[/a:1:5]" {
 		t.Fatalf("%v", cursors(o))
 	}
-	if n := len(filesIn(t, path+".d")); n != 1 {
-		t.Errorf("%d node files, want 1 (one slot of /a:1)", n)
-	}
+
 }
 
 // Writes of one node from concurrent scrapes leave the newest state on

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -54,17 +55,17 @@ func (s *stateStore) restore() error {
 	if o.Unusable != nil {
 		kv := []any{"msg", "state file not usable, set aside; nodes start from their first contact",
 			"file", s.path, "moved_to", o.SetAside, "err", o.Unusable}
-		if o.SetAsideDir != "" {
-			kv = append(kv, "node_files_moved_to", o.SetAsideDir)
+		if len(o.SetAsideSlots) > 0 {
+			kv = append(kv, "slot_files_moved_to", strings.Join(o.SetAsideSlots, ","))
 		}
 		level.Warn(s.logger).Log(kv...)
 	}
 	for key, err := range o.Damaged {
-		level.Warn(s.logger).Log("msg", "node state not usable, set aside; the node starts from its first contact",
-			"file", s.path, "node", key, "err", err)
+		level.Warn(s.logger).Log("msg", "node state not usable, left out; the node starts from its first contact",
+			"file", s.path, "node", key, "err", err, "slot_file_kept_as", strings.Join(o.SetAsideSlots, ","))
 	}
-	if o.Removed != "" {
-		level.Info(s.logger).Log("msg", "node files without a manifest removed", "dir", o.Removed)
+	if len(o.Removed) > 0 {
+		level.Info(s.logger).Log("msg", "slot files without a manifest removed", "files", strings.Join(o.Removed, ","))
 	}
 	restored := s.exp.Restore(o.States)
 	switch {
@@ -121,6 +122,7 @@ func (s *stateStore) close() {
 	if err := s.saveAll(); err != nil {
 		level.Error(s.logger).Log("msg", "cannot write the state file at shutdown", "file", s.path, "err", err)
 	}
+	s.st.Close()
 }
 
 // collectors returns the store's own metrics: what it wrote.
@@ -140,6 +142,9 @@ func (s *stateStore) collectors() []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "indexima_exporter_state_written_bytes_total",
 			Help: "Bytes of the node states written to the state store."},
 			stat(func(st store.Stats) uint64 { return st.Bytes })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "indexima_exporter_state_syncs_total",
+			Help: "fdatasyncs of the state store's slot file: writes made together (concurrent probes, the nodes of a scrape) share one."},
+			stat(func(st store.Stats) uint64 { return st.Syncs })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "indexima_exporter_state_write_failures_total",
 			Help: "Writes to the state store that failed (the error is logged); the state on disk is then older than what scrapes showed."},
 			stat(func(st store.Stats) uint64 { return st.Failures })),

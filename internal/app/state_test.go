@@ -68,8 +68,9 @@ func TestStateFileStartsWithoutFileAndWritesOne(t *testing.T) {
 	if !strings.Contains(logs2.String(), `msg="state restored"`) {
 		t.Errorf("logs: %s", logs2)
 	}
-	// The manifest and the node directory, no temporary file.
-	if got := strings.Join(dirNames(t, filepath.Dir(path)), " "); got != "state.json state.json.d" {
+	// The manifest and the slot file (written anew at each start), no
+	// temporary file.
+	if got := strings.Join(dirNames(t, filepath.Dir(path)), " "); got != "state.json state.json.slots.2" {
 		t.Errorf("files beside the state file: %s", got)
 	}
 }
@@ -165,8 +166,8 @@ func TestStateSavedBeforeTheScrapeAnswers(t *testing.T) {
 	if writes() != 1 {
 		t.Fatalf("/metrics returned with %d node writes, want 1", writes())
 	}
-	if names := dirNames(t, path+".d"); len(names) != 1 {
-		t.Fatalf("node files after the first scrape: %v", names)
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), `"/core-1:9999"`) {
+		t.Fatalf("the manifest does not list the node after the first scrape: %s %v", b, err)
 	}
 
 	clock.Advance(time.Minute)
