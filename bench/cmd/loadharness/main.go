@@ -4,6 +4,10 @@
 //
 //	go run ./bench/cmd/loadharness -n 1,10,50,200
 //
+// and, with -state, /probe and /metrics without and with the state store:
+//
+//	go run ./bench/cmd/loadharness -n none -json=false -state
+//
 // It builds the exporter from this module, and json_exporter (once, outside
 // the repository, in the user cache) unless -json=false. Every phase is
 // bounded in scrapes and the whole run by -timeout.
@@ -45,6 +49,11 @@ func run(args []string) int {
 	rateNodes := fs.Int("rate-nodes", 3, "nodes of each run of the rates table")
 	rateScrapes := fs.Int("rate-scrapes", 30, "measured scrapes of each run of the rates table (after 5 of warm-up)")
 	rateInterval := fs.Duration("rate-interval", time.Second, "simulated time between scrapes of the rates table")
+	state := fs.Bool("state", false, "also print the table of /probe and /metrics without and with the state store (--events.state-file)")
+	stateNodes := fs.Int("state-nodes", 200, "nodes of the state store table")
+	stateRounds := fs.Int("state-rounds", 10, "measured /probe rounds of the state store table (each probes every node, 16 at once)")
+	stateScrapes := fs.Int("state-scrapes", 20, "measured /metrics scrapes of the state store table")
+	stateRepeat := fs.Int("state-repeat", 1, "runs of each pair (without, with) of the state store table")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -120,6 +129,16 @@ func run(args []string) int {
 			Scrapes: *rateScrapes, Interval: *rateInterval, ExporterBin: o.ExporterBin, Log: os.Stderr, Timeout: *timeout})
 		fmt.Println()
 		harness.WriteRateTable(os.Stdout, rows)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+			return 1
+		}
+	}
+	if *state {
+		rows, err := harness.RunState(harness.StateOptions{Nodes: *stateNodes, Rounds: *stateRounds, Scrapes: *stateScrapes,
+			Repeat: *stateRepeat, Interval: *interval, Rate: *rate, ExporterBin: o.ExporterBin, Log: os.Stderr, Timeout: *timeout})
+		fmt.Println()
+		harness.WriteStateTable(os.Stdout, rows)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
 			return 1
