@@ -137,46 +137,53 @@ func (s *Store) nodeFor(key string) *node {
 // Save writes the node's state if it changed since it was last written. It
 // returns once the state is on disk, and the manifest too when the node
 // got a new region (its first write, or a state outgrowing its slots).
+// Saves of different nodes made at the same time share one fdatasync.
 func (s *Store) Save(key string, state func() *tracker.State) error {
 	n := s.nodeFor(key)
-	moved, err := s.save(n, state)
-	if err != nil || !moved {
+	n.mu.Lock()
+	w, err := s.write(n, state)
+	if err == nil && w != nil {
+		err = s.syncWrites([]*pending{w})
+	}
+	n.mu.Unlock()
+	if err != nil || w == nil || !w.moved {
 		return err
 	}
 	return s.writeManifest()
 }
 
-// SaveAll writes every node whose state changed (their writes share
-// fdatasyncs), then rewrites the manifest if a node got a new region or a
+// SaveAll writes every node whose state changed, then syncs them with one
+// fdatasync, then rewrites the manifest if a node got a new region or a
 // listed node is not in nodes (no longer configured: dropped). It returns
-// once all is on disk; the first errors are returned, the other nodes are
-// still written.
+// once all is on disk. A node whose write fails is reported; the others
+// are still written.
 func (s *Store) SaveAll(nodes []Node) error {
-	const workers = 16 // writes in flight at once: one fdatasync covers them all
-	all := make([]*node, len(nodes))
 	keep := make(map[string]bool, len(nodes))
-	for i, nd := range nodes {
-		all[i] = s.nodeFor(nd.Key)
+	var errs []error
+	var ws []*pending
+	moved := false
+	for _, nd := range nodes {
+		if keep[nd.Key] {
+			continue // a node configured twice: its first runtime's state
+		}
 		keep[nd.Key] = true
+		n := s.nodeFor(nd.Key)
+		n.mu.Lock() // held until the sync: a probe of the node waits for it
+		w, err := s.write(n, nd.State)
+		if err != nil || w == nil {
+			n.mu.Unlock()
+			errs = append(errs, err)
+			continue
+		}
+		ws = append(ws, w)
+		moved = moved || w.moved
 	}
-	errs := make([]error, len(nodes)+1)
-	var moved atomic.Bool
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	for range min(workers, len(nodes)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(nodes); i = int(next.Add(1) - 1) {
-				m, err := s.save(all[i], nodes[i].State)
-				errs[i] = err
-				if m {
-					moved.Store(true)
-				}
-			}
-		}()
+	if len(ws) > 0 {
+		errs = append(errs, s.syncWrites(ws))
+		for _, w := range ws {
+			w.n.mu.Unlock()
+		}
 	}
-	wg.Wait()
 	s.mu.Lock()
 	drop := false
 	for key, n := range s.nodes {
@@ -186,64 +193,81 @@ func (s *Store) SaveAll(nodes []Node) error {
 		}
 	}
 	s.mu.Unlock()
-	if moved.Load() || drop {
-		errs[len(nodes)] = s.writeManifest()
+	if moved || drop {
+		errs = append(errs, s.writeManifest())
 	}
 	return errors.Join(errs...)
 }
 
-// save writes n's state if it changed since its last write, and reports
-// whether the node got a new region (the manifest must then be written).
-func (s *Store) save(n *node, state func() *tracker.State) (bool, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
+// pending is a node's state written, not yet synced.
+type pending struct {
+	n     *node
+	seq   uint64
+	st    *tracker.State
+	hash  uint64
+	bytes int
+	moved bool // a new region: the manifest must name it
+}
+
+// write writes n's state (n.mu held) into the slot that does not hold its
+// newest state on disk, if the state changed since its last write; nil
+// when there is nothing to write.
+func (s *Store) write(n *node, state func() *tracker.State) (*pending, error) {
 	st := state()
 	if st == nil || !st.Contacted || st == n.last {
-		return false, nil // committed states are never modified: same pointer, same state
+		return nil, nil // committed states are never modified: same pointer, same state
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	buf.Reset()
 	if err := encodePayload(buf, n.key, st); err != nil {
-		return false, fmt.Errorf("state of node %s: encoding: %w", n.key, err)
+		return nil, fmt.Errorf("state of node %s: encoding: %w", n.key, err)
 	}
 	h := maphash.Bytes(s.seed, buf.Bytes())
-	if n.seq > 0 && h == n.hash {
+	if n.seq > 0 && h == n.hash && n.listed {
 		n.last = st // a new state, the same content: nothing to write
-		return false, nil
+		return nil, nil
 	}
 	rp := recPool.Get().(*[]byte)
 	defer recPool.Put(rp)
 	rec := appendRecord((*rp)[:0], n.seq+1, buf.Bytes())
 	*rp = rec
-	moved := false
+	w := &pending{n: n, seq: n.seq + 1, st: st, hash: h, bytes: len(rec), moved: !n.listed}
 	if len(rec) > n.size {
 		// A new node, or a state that outgrew its slots: a new region at
 		// the end of the file. The old one is left unused until Open
-		// rewrites the file; the manifest, written before Save returns,
-		// names the new one.
+		// rewrites the file; the manifest, written before the save
+		// returns, names the new one.
 		size := slotSize(len(rec))
 		s.mu.Lock()
 		n.at, n.size = s.end, size
 		s.end += 2 * int64(size)
 		s.mu.Unlock()
-		n.listed, moved = false, true
+		n.listed, w.moved = false, true
 	}
-	seq := n.seq + 1
-	if _, err := s.f.WriteAt(rec, n.at+int64(seq%2)*int64(n.size)); err != nil {
+	if _, err := s.f.WriteAt(rec, n.at+int64(w.seq%2)*int64(n.size)); err != nil {
 		// The slot may hold part of the record: its checksum fails, the
 		// other slot still holds the newest state on disk.
 		s.failures.Add(1)
-		return moved, fmt.Errorf("state of node %s: writing %s: %w", n.key, s.f.Name(), unwrapPath(err))
+		return nil, fmt.Errorf("state of node %s: writing %s: %w", n.key, s.f.Name(), unwrapPath(err))
 	}
-	if err := s.sync.wait(s.sync.written.Add(1)); err != nil {
-		s.failures.Add(1)
-		return moved, fmt.Errorf("state of node %s: syncing %s: %w", n.key, s.f.Name(), unwrapPath(err))
+	s.sync.written.Add(1)
+	return w, nil
+}
+
+// syncWrites waits until the writes are on disk (one fdatasync, shared
+// with the writes of other nodes made meanwhile), then records them.
+func (s *Store) syncWrites(ws []*pending) error {
+	if err := s.sync.wait(s.sync.written.Load()); err != nil {
+		s.failures.Add(uint64(len(ws)))
+		return fmt.Errorf("state file %q: syncing %s: %w", s.path, s.f.Name(), unwrapPath(err))
 	}
-	s.writes.Add(1)
-	s.written.Add(uint64(len(rec)))
-	n.seq, n.last, n.hash = seq, st, h
-	return moved || !n.listed, nil // not listed: a manifest write failed, try again
+	for _, w := range ws {
+		w.n.seq, w.n.last, w.n.hash = w.seq, w.st, w.hash
+		s.writes.Add(1)
+		s.written.Add(uint64(w.bytes))
+	}
+	return nil
 }
 
 var (

@@ -322,3 +322,14 @@ func TestConcurrentSavesKeepTheNewest(t *testing.T) {
 		t.Fatalf("%v", got)
 	}
 }
+
+// A node configured twice (one key) is written once, without deadlock.
+func TestSaveAllWithAKeyTwice(t *testing.T) {
+	s, _ := open(t, filepath.Join(t.TempDir(), "state.json"))
+	if err := s.SaveAll([]Node{{Key: "/a:1", State: fixed(state(5))}, {Key: "/a:1", State: fixed(state(6))}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats(); got.Writes != 1 || got.Syncs != 1 {
+		t.Fatalf("%+v", got)
+	}
+}
