@@ -195,20 +195,36 @@ func (e *Exporter) Scrape(ctx context.Context) prometheus.Collector {
 func (e *Exporter) NodeCollector(ctx context.Context, cluster, target string) (prometheus.Collector, bool) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	c, n := e.findNode(cluster, target)
+	if n == nil {
+		return nil, false
+	}
+	one := &clusterRuntime{name: c.name, d: c.d, nodes: []*nodeRuntime{n}}
+	return collectorFunc(func(ch chan<- prometheus.Metric) {
+		e.collect(ctx, ch, []*clusterRuntime{one})
+	}), true
+}
+
+// findNode returns the node a /probe names and its cluster, nil if none (call with e.mu
+// held): by name first, so that the usual probe (by name, or by host:port,
+// the default name) formats no address.
+func (e *Exporter) findNode(cluster, target string) (*clusterRuntime, *nodeRuntime) {
 	for _, c := range e.clusters {
 		if c.name != cluster {
 			continue
 		}
 		for _, n := range c.nodes {
-			if n.name == target || n.target.String() == target {
-				one := &clusterRuntime{name: c.name, d: c.d, nodes: []*nodeRuntime{n}}
-				return collectorFunc(func(ch chan<- prometheus.Metric) {
-					e.collect(ctx, ch, []*clusterRuntime{one})
-				}), true
+			if n.name == target {
+				return c, n
+			}
+		}
+		for _, n := range c.nodes {
+			if n.target.String() == target {
+				return c, n
 			}
 		}
 	}
-	return nil, false
+	return nil, nil
 }
 
 // collectorFunc is an unchecked prometheus.Collector made of a function.

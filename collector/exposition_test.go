@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
+	"github.com/indexima-exporter/indexima_exporter/store"
 )
 
 // The rendered exposition passes promtool's lint: names, units, help texts,
@@ -128,7 +130,7 @@ func TestNodeCollector(t *testing.T) {
 	e.checkTruth(m, nil)
 }
 
-// Node state survives a JSON round trip: a new exporter restored from it
+// Node state survives a round trip through the state store: a new exporter restored from it
 // goes on counting without a new baseline, without replay and without a
 // look-back (the state gauges are in the state), and its counters keep the
 // created timestamp of the first contact.
@@ -143,8 +145,20 @@ func TestSnapshotRestore(t *testing.T) {
 	e.sim.Append(e.nodes[0], simulator.Event{Type: simulator.TableLoaded, Duration: 120_000, Comment: "slow.t"})
 	e.clock.Advance(20 * time.Second)
 	saved := e.scrape(nil)
-	var file bytes.Buffer
-	if err := e.exp.WriteState(&file); err != nil {
+	path := filepath.Join(t.TempDir(), "state.json")
+	st, _, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []store.Node
+	for _, n := range e.exp.NodeStates() {
+		nodes = append(nodes, store.Node{Key: n.Key, State: n.State})
+	}
+	if err := st.SaveAll(nodes); err != nil {
+		t.Fatal(err)
+	}
+	_, opened, err := store.Open(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	exp2, err := New(Options{})
@@ -152,11 +166,8 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	exp2.SetClusters([]Cluster{e.cluster("", e.nodes...)})
-	if got, err := exp2.ReadState(&file); err != nil || got != 2 {
-		t.Fatalf("restored %d nodes (%v), want 2", got, err)
-	}
-	if _, err := exp2.ReadState(strings.NewReader(`{"version":99}`)); err == nil {
-		t.Error("state of another format version accepted")
+	if got := exp2.Restore(opened.States); got != 2 {
+		t.Fatalf("restored %d nodes, want 2", got)
 	}
 	e.exp = exp2
 	e.reg = prometheus.NewRegistry()

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +21,8 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/store"
+	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 // cannedConsole answers every call, login included, with the same body.
@@ -111,12 +116,13 @@ func FuzzConsoleAnswers(f *testing.F) {
 }
 
 // A state file is read at start: whatever it holds (a truncated write of
-// an older version, another program's JSON, garbage), ReadState returns an
-// error or restores, never panics, and what it restored is written back. The
-// seed is a real state written by an exporter that polled the simulator.
-// This target reads the file as a whole; polling a restored node state is
-// fuzzed in-process by tracker.FuzzReadState (no socket, no goroutine, so
-// that the fuzzer explores at thousands of executions a second).
+// an older version, another program's JSON, garbage), the store migrates
+// it, sets it aside or restores it, never panics, and what it restored is
+// written back and reads again. The seed is a real state of format 2 as
+// an exporter wrote it after polling the simulator. This target reads the
+// file as a whole; polling a restored node state is fuzzed in-process by
+// tracker.FuzzReadState (no socket, no goroutine, so that the fuzzer
+// explores at thousands of executions a second).
 func FuzzReadStateFile(f *testing.F) {
 	clock := simulator.NewManualClock(epoch)
 	sim := simulator.New(simulator.Config{Clock: clock, Seed: 21, Rate: 2,
@@ -143,32 +149,49 @@ func FuzzReadStateFile(f *testing.F) {
 		}
 		clock.Advance(time.Minute)
 	}
-	var saved bytes.Buffer
-	if err := exp.WriteState(&saved); err != nil {
+	format2 := map[string]any{"version": 2, "nodes": map[string]*tracker.State{}}
+	for _, n := range exp.NodeStates() {
+		format2["nodes"].(map[string]*tracker.State)[n.Key] = n.State()
+	}
+	saved, err := json.Marshal(format2)
+	if err != nil {
 		f.Fatal(err)
 	}
 	client.CloseIdleConnections()
 	sim.Close() // the fuzzing itself makes no call
-	f.Add(saved.Bytes())
-	f.Add(saved.Bytes()[:saved.Len()/2])
+	f.Add(saved)
+	f.Add(saved[:len(saved)/2])
 	f.Add([]byte(`{"version":1,"nodes":{"/core-1:9999":{"contacted":true,"cursor":-5,"seen":{"floor":9e18}}}}`))
 	f.Add([]byte(`{"version":1,"nodes":{"/core-1:9999":null}}`))
 	f.Add([]byte(`{"version":2}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"format":3,"nodes_dir":"state.json.d","nodes":{"/core-1:9999":"core-1"}}`))
 	f.Add([]byte(`{"version":1,"nodes":{"/core-1:9999":{"contacted":true,"durations":{"TABLE_LOADED":null},"pending":{"x":{"n":-3}},"events":{"TABLE_LOADED":1}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "state.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		fresh, err := collector.New(collector.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		fresh.SetClusters(clusters)
-		_, _ = fresh.ReadState(bytes.NewReader(data))
-		var out bytes.Buffer
-		if err := fresh.WriteState(&out); err != nil {
-			t.Errorf("WriteState after ReadState: %v", err)
+		st, o, err := store.Open(path)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
 		}
-		if _, err := fresh.ReadState(bytes.NewReader(out.Bytes())); err != nil {
-			t.Errorf("a state written back does not read: %v", err)
+		restored := fresh.Restore(o.States)
+		var nodes []store.Node
+		for _, n := range fresh.NodeStates() {
+			nodes = append(nodes, store.Node{Key: n.Key, State: n.State})
+		}
+		if err := st.SaveAll(nodes); err != nil {
+			t.Errorf("SaveAll after a restore: %v", err)
+		}
+		_, o, err = store.Open(path)
+		if err != nil || o.Unusable != nil || len(o.Damaged) != 0 || len(o.States) != restored {
+			t.Errorf("a state written back does not read: %v, %+v, %d restored before", err, o, restored)
 		}
 	})
 }

@@ -28,7 +28,7 @@ func startExporter(o Options, c *cluster) (*exporterRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--config.file=" + cfg, "--log.level=warn"}
+	args := append([]string{"--config.file=" + cfg, "--log.level=warn"}, o.Args...)
 	if o.Concurrency > 0 {
 		args = append(args, "--scrape.concurrency="+strconv.Itoa(o.Concurrency))
 	}

@@ -36,10 +36,11 @@ type Options struct {
 	Profile      string
 	CountRunning bool
 
-	ExporterBin     string // required
-	JSONExporterBin string // empty: no comparison
-	JSONEvents      int    // events in json_exporter's fixed listing; default 50
-	JSONParallel    int    // probes at once against json_exporter; default 16
+	ExporterBin     string   // required
+	Args            []string // more flags for the exporter
+	JSONExporterBin string   // empty: no comparison
+	JSONEvents      int      // events in json_exporter's fixed listing; default 50
+	JSONParallel    int      // probes at once against json_exporter; default 16
 
 	Seed int64
 	Log  io.Writer // progress lines; nil: none

@@ -17,7 +17,10 @@ import (
 // nothing of one probe leaks into another. target is the node's name or
 // host:port; module the cluster's name (absent with the single-cluster
 // form). Polls are shared with /metrics, so both can be scraped safely.
-func probeHandler(exp *collector.Exporter, afterCollect func(), offset time.Duration, logger log.Logger) http.HandlerFunc {
+//
+// afterProbe (nil: none) runs within the collection, before the answer goes
+// out: it saves the probed node's state.
+func probeHandler(exp *collector.Exporter, afterProbe func(cluster, target string), offset time.Duration, logger log.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		target, module := q.Get("target"), q.Get("module")
@@ -33,8 +36,8 @@ func probeHandler(exp *collector.Exporter, afterCollect func(), offset time.Dura
 			return
 		}
 		reg := prometheus.NewRegistry()
-		if afterCollect != nil {
-			c = savingCollector{c, afterCollect} // saved before the answer goes out
+		if afterProbe != nil {
+			c = savingCollector{c, func() { afterProbe(module, target) }} // saved before the answer goes out
 		}
 		reg.MustRegister(c)
 		promhttp.HandlerFor(reg, expositionOpts(logger)).ServeHTTP(w, r)

@@ -23,8 +23,8 @@ type program struct {
 	logger   log.Logger
 	reg      *prometheus.Registry
 	reloader *reloader
-	state    *stateFile // nil without --events.state-file
-	demo     *demo.Demo // nil without --demo
+	state    *stateStore // nil without --events.state-file
+	demo     *demo.Demo  // nil without --demo
 	handler  http.Handler
 	// nodes gathers the nodes' metrics within a scrape's deadline (nothing
 	// with --scrape.probe-only).
@@ -57,16 +57,14 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	if err != nil {
 		return p, err
 	}
-	var applied []collector.Cluster // the clusters in force (the reloader serialises changes)
-	apply := func(c []collector.Cluster) {
-		applied = c
-		exporter.SetClusters(c)
-	}
-	afterCollect := func() {}
-	var state *stateFile
+	apply := exporter.SetClusters
+	afterMetrics := func() {}
+	var afterProbe func(cluster, target string)
+	var state *stateStore
 	if o.stateFile != "" {
-		state = newStateFile(o.stateFile, exporter, func() []collector.Cluster { return applied }, log.With(logger, "component", "state"))
-		afterCollect = state.saveAfterCollect
+		state = newStateStore(o.stateFile, exporter, log.With(logger, "component", "state"))
+		afterMetrics, afterProbe = state.afterMetrics, state.afterProbe
+		p.reg.MustRegister(state.collectors()...)
 	}
 	// What /metrics polls, within a scrape's deadline. With
 	// --scrape.probe-only, Prometheus shards the nodes across replicas
@@ -75,7 +73,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	nodes := func(ctx context.Context) prometheus.Gatherer {
 		reg := prometheus.NewRegistry()
 		if !o.probeOnly {
-			reg.MustRegister(savingCollector{exporter.Scrape(ctx), afterCollect})
+			reg.MustRegister(savingCollector{exporter.Scrape(ctx), afterMetrics})
 		}
 		return reg
 	}
@@ -106,7 +104,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		}
 		p.state = state // from now on, close saves it
 	}
-	probe := probeHandler(exporter, afterCollect, o.timeoutOffset, logger)
+	probe := probeHandler(exporter, afterProbe, o.timeoutOffset, logger)
 	gather := func(ctx context.Context) prometheus.Gatherer { return inOrder{p.reg, nodes(ctx), apiReg} }
 	p.handler, err = newHandler(p.reg, gather, o.timeoutOffset, o.telemetryPath, p.reloader, probe, logger)
 	return p, err

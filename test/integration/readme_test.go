@@ -59,9 +59,11 @@ func TestReadmeMetricTableMatchesExposition(t *testing.T) {
 	pw, cfg := filepath.Join(dir, "password"), filepath.Join(dir, "indexima.yml")
 	writeSecret(t, pw, password)
 	c.writeConfig(cfg, pw, nodeName(1), nodeName(2))
-	// Every optional family: columns on, and a label bound of 1 so that
+	// Every optional family: columns on, a state store, and a label bound of 1 so that
 	// table and index names are dropped (label_values_dropped_total).
-	e := startExporter(t, "--config.file="+cfg, "--collector.columns", "--label.max-values=1")
+	// The state store's counters appear with --events.state-file.
+	e := startExporter(t, "--config.file="+cfg, "--collector.columns", "--label.max-values=1",
+		"--events.state-file="+filepath.Join(dir, "state.json"))
 
 	exposed := map[string]bool{}
 	gather := func() {

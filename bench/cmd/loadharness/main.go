@@ -7,7 +7,10 @@
 // It also prints, unless -knobs=false, the table by knob of the console:
 // console calls per node and scrape in the steady state and reported −
 // counted at rest, with each reading of the simulated console varied alone
-// (that table only: -n none).
+// (that table only: -n none); and, with -state, /probe and /metrics without
+// and with the state store:
+//
+//	go run ./bench/cmd/loadharness -n none -json=false -state
 //
 // It builds the exporter from this module, and json_exporter (once, outside
 // the repository, in the user cache) unless -json=false. Every phase is
@@ -64,6 +67,11 @@ func run(args []string) int {
 	knobInProcess := fs.Bool("knob-inprocess", false, "run the knob table against the collector in this process (as go test does) instead of the binary")
 	knobTrace := fs.String("knob-trace", "", "file to write every console call of the knob table to (implies -knob-inprocess)")
 	knobDebug := fs.Bool("knob-debug", false, "the collector's debug log on stderr during the knob table (implies -knob-inprocess)")
+	state := fs.Bool("state", false, "also print the table of /probe and /metrics without and with the state store (--events.state-file)")
+	stateNodes := fs.Int("state-nodes", 200, "nodes of the state store table")
+	stateRounds := fs.Int("state-rounds", 10, "measured /probe rounds of the state store table (each probes every node, 16 at once)")
+	stateScrapes := fs.Int("state-scrapes", 20, "measured /metrics scrapes of the state store table")
+	stateRepeat := fs.Int("state-repeat", 1, "runs of each pair (without, with) of the state store table")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -176,6 +184,16 @@ func run(args []string) int {
 		fmt.Println()
 		harness.WriteKnobTable(os.Stdout, ko, rows)
 		writeKnobExtras(os.Stdout, rows)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+			return 1
+		}
+	}
+	if *state {
+		rows, err := harness.RunState(harness.StateOptions{Nodes: *stateNodes, Rounds: *stateRounds, Scrapes: *stateScrapes,
+			Repeat: *stateRepeat, Interval: *interval, Rate: *rate, ExporterBin: o.ExporterBin, Log: os.Stderr, Timeout: *timeout})
+		fmt.Println()
+		harness.WriteStateTable(os.Stdout, rows)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
 			return 1

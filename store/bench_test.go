@@ -1,0 +1,80 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/indexima-exporter/indexima_exporter/tracker"
+)
+
+// sampleState is a node's state after 20 minutes at 0.05 events/s (the
+// load harness's busy node), as the engine wrote it.
+func sampleState(tb testing.TB) *tracker.State {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "node-state.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var st tracker.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		tb.Fatal(err)
+	}
+	return &st
+}
+
+// BenchmarkSaveProbes is the store under /probe: every save a new state of
+// one of 200 nodes, 16 at once.
+func BenchmarkSaveProbes(b *testing.B) {
+	s, _, err := Open(filepath.Join(b.TempDir(), "state.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := sampleState(b)
+	keys := make([]string, 200)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("/node-%03d:9999", i)
+	}
+	states := make([]*tracker.State, 64)
+	for i := range states {
+		states[i] = base.Clone()
+		states[i].Cursor += int64(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := 0; i < b.N; i++ {
+		st := states[i%len(states)]
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := s.Save(keys[i%len(keys)], func() *tracker.State { return st }); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	st := s.Stats()
+	b.ReportMetric(float64(st.Writes)/float64(st.Syncs), "writes/sync")
+}
+
+func BenchmarkEncode(b *testing.B) {
+	st := sampleState(b)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf.Reset()
+		if err := encodePayload(&buf, "/node-001:9999", st); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
