@@ -37,6 +37,8 @@ type nodeRuntime struct {
 	misses   int
 	failures map[string]uint64
 	partials int
+	// recent holds the node's latest polls, for the status page.
+	recent pollRing
 }
 
 // pollCall is a poll shared by every scrape that arrives while it runs.
@@ -97,7 +99,8 @@ func (n *nodeRuntime) pollShared(ctx context.Context, e *Exporter) pollResult {
 	case e.sem <- struct{}{}:
 	case <-pctx.Done():
 		res := pollResult{err: pctx.Err(), consoleAnswered: true, reason: reasonDeadline}
-		n.finish(c, nil, caches, res, time.Since(start))
+		dur := time.Since(start)
+		n.finish(c, nil, caches, res, dur, pollRecord(start, dur, tracker.Report{}, false, false, res))
 		return res
 	}
 	logger := log.With(e.logger, "node", n.name)
@@ -150,13 +153,15 @@ func (n *nodeRuntime) pollShared(ctx context.Context, e *Exporter) pollResult {
 	}
 	dur := time.Since(start)
 	<-e.sem
-	n.finish(c, st, newCaches, res, dur)
+	n.finish(c, st, newCaches, res, dur, pollRecord(start, dur, rep, !old.Contacted && st != nil, st != nil, res))
 	return res
 }
 
-// finish commits a poll's outcome and wakes the scrapes that share it.
-func (n *nodeRuntime) finish(c *pollCall, st *tracker.State, caches map[string]any, res pollResult, dur time.Duration) {
+// finish commits a poll's outcome, records it for the status page and
+// wakes the scrapes that share it.
+func (n *nodeRuntime) finish(c *pollCall, st *tracker.State, caches map[string]any, res pollResult, dur time.Duration, rec PollRecord) {
 	n.mu.Lock()
+	n.recent.add(rec)
 	if st != nil {
 		n.state = st
 		n.caches = caches

@@ -1,0 +1,84 @@
+package collector
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+)
+
+func TestPollRingKeepsTheLatestNewestFirst(t *testing.T) {
+	var r pollRing
+	if got := r.newestFirst(); len(got) != 0 {
+		t.Fatalf("empty ring gives %d records", len(got))
+	}
+	for i := 1; i <= RecentPolls+3; i++ {
+		r.add(PollRecord{Calls: i})
+		got := r.newestFirst()
+		if len(got) != min(i, RecentPolls) {
+			t.Fatalf("after %d polls: %d records, want %d", i, len(got), min(i, RecentPolls))
+		}
+		for j, rec := range got {
+			if rec.Calls != i-j {
+				t.Fatalf("after %d polls: record %d is poll %d, want %d", i, j, rec.Calls, i-j)
+			}
+		}
+	}
+}
+
+// Status reports what the polls recorded and what the engine learned, the
+// same numbers /metrics shows; a failed poll carries its typed error and
+// reason, applies no count, and the node is down.
+func TestStatusFollowsThePolls(t *testing.T) {
+	e := newEnv(t, simulator.Config{}, 2, Options{})
+	if s := e.exp.Status(); len(s) != 1 || len(s[0].Nodes) != 2 || len(s[0].Nodes[0].Polls) != 0 || s[0].Nodes[0].Contacted {
+		t.Fatalf("before any poll: %+v", s)
+	}
+	e.scrape(nil) // first contact
+	st := e.exp.Status()[0].Nodes[0]
+	last, ok := st.Last()
+	if !ok || !last.Up() || !last.FirstContact || last.Calls == 0 || last.Counted != 0 || !st.Contacted || st.Since.IsZero() {
+		t.Fatalf("after first contact: %+v", st)
+	}
+
+	node := e.nodes[0]
+	for i := 0; i < 3; i++ {
+		e.sim.Append(node, simulator.Event{Type: simulator.SaveMetadata, Duration: 5, Comment: "1"})
+	}
+	e.clock.Advance(time.Minute)
+	m := e.scrape(nil)
+	st = e.exp.Status()[0].Nodes[0]
+	last, _ = st.Last()
+	if !last.Up() || last.FirstContact || last.Counted != 3 || len(st.Polls) != 2 {
+		t.Fatalf("second poll: %+v (polls %d)", last, len(st.Polls))
+	}
+	var counted float64
+	for _, s := range m.series("indexima_events_total", l("node", node)) {
+		counted += s.value
+	}
+	if float64(st.Counted) != counted || float64(st.Reported) != m.value(t, "indexima_events_reported_total", l("node", node)) {
+		t.Errorf("status counted %d reported %d; /metrics counted %v reported %v", st.Counted, st.Reported,
+			counted, m.value(t, "indexima_events_reported_total", l("node", node)))
+	}
+	if got := m.value(t, "indexima_events_cursor_timestamp_seconds", l("node", node)); float64(st.Cursor.UnixMilli())/1000 != got {
+		t.Errorf("status cursor %v, /metrics %v", st.Cursor, got)
+	}
+	if st.Semantics == "" || st.ClusterState == "" {
+		t.Errorf("semantics %q, cluster state %q", st.Semantics, st.ClusterState)
+	}
+
+	// A node the console cannot reach: down, with the reason and the error.
+	e.sim.SetNodeFault(node, simulator.Fault{Status: 502})
+	e.sim.Append(node, simulator.Event{Type: simulator.SaveMetadata, Duration: 5, Comment: "1"})
+	e.clock.Advance(time.Minute)
+	e.scrape(nil)
+	st = e.exp.Status()[0].Nodes[0]
+	last, _ = st.Last()
+	if last.Up() || last.Reason == "" || !strings.Contains(last.Error, "502") || last.Counted != 0 || st.Failures[last.Reason] != 1 {
+		t.Fatalf("failed poll: %+v, failures %v", last, st.Failures)
+	}
+	if other := e.exp.Status()[0].Nodes[1]; len(other.Polls) != 3 || !other.Polls[0].Up() {
+		t.Errorf("the other node: %+v", other.Polls)
+	}
+}
