@@ -41,7 +41,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (o *options, code int, d
 // check refuses flag values and combinations kingpin cannot.
 func (o *options) check() error {
 	p := o.telemetryPath
-	if !strings.HasPrefix(p, "/") || p == "/" || strings.HasPrefix(p, "/-/") || p == "/probe" || p == "/config" {
+	if !strings.HasPrefix(p, "/") || p == "/" || strings.HasPrefix(p, "/-/") || p == "/probe" || p == "/config" || p == "/sd" || p == "/status" {
 		return fmt.Errorf("--web.telemetry-path %q: give a path starting with / that no other endpoint uses", p)
 	}
 	if o.lateWindow < time.Minute || o.lookBack < 0 || o.lookBackCalls < 2 {

@@ -106,7 +106,8 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	}
 	probe := probeHandler(exporter, afterProbe, o.timeoutOffset, logger)
 	gather := func(ctx context.Context) prometheus.Gatherer { return inOrder{p.reg, nodes(ctx), apiReg} }
-	p.handler, err = newHandler(p.reg, gather, o.timeoutOffset, o.telemetryPath, p.reloader, probe, logger)
+	status := statusHandler(exporter, p.reloader, o.telemetryPath, o.probeOnly, logger)
+	p.handler, err = newHandler(p.reg, gather, o.timeoutOffset, o.telemetryPath, p.reloader, probe, status, logger)
 	return p, err
 }
 

@@ -18,9 +18,11 @@ import (
 // newHandler routes the exporter's HTTP endpoints. /metrics serves what
 // gather gives for the scrape's deadline (scrapeContext, offset);
 // reg receives the metrics of the /metrics handler itself.
-func newHandler(reg prometheus.Registerer, gather func(context.Context) prometheus.Gatherer, offset time.Duration, metricsPath string, r *reloader, probe http.Handler, logger log.Logger) (http.Handler, error) {
+func newHandler(reg prometheus.Registerer, gather func(context.Context) prometheus.Gatherer, offset time.Duration, metricsPath string, r *reloader, probe, status http.Handler, logger log.Logger) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/probe", fastGzip(probe))
+	mux.Handle("/sd", sdHandler(r))
+	mux.Handle("/status", status)
 	opts := expositionOpts(logger)
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := scrapeContext(req, offset)
@@ -69,10 +71,12 @@ func newHandler(reg prometheus.Registerer, gather func(context.Context) promethe
 		Version: version.Info() + " " + version.BuildContext(),
 		Links: []web.LandingLinks{
 			{Address: metricsPath, Text: "Metrics"},
+			{Address: "/status", Text: "Status", Description: "each node: up or down, its last polls, counted and reported events"},
 			{Address: "/-/healthy", Text: "Health", Description: "200 while the exporter runs"},
 			{Address: "/-/ready", Text: "Readiness", Description: "200 once a configuration is loaded"},
 			{Address: "/config", Text: "Configuration", Description: "the configuration in force, secrets hidden; POST /-/reload or SIGHUP reloads it"},
 			{Address: "/probe", Text: "Probe", Description: "one node: /probe?target=<node>&module=<cluster>"},
+			{Address: "/sd", Text: "Targets", Description: "the configured nodes as /probe targets, for Prometheus' http_sd_configs"},
 		},
 	})
 	if err != nil {
