@@ -4,7 +4,8 @@
 #
 #   apt:  prometheus (promtool), prometheus-alertmanager (amtool), buildah (image
 #         test), docker-compose (validates deploy/docker-compose without a daemon),
-#         systemd (systemd-analyze verify of deploy/systemd)
+#         systemd (systemd-analyze verify of deploy/systemd), chromium with a font
+#         (the browser test of the /status page, headless)
 #   Go:   helm, kubeconform, govulncheck, jsonnet and jsonnetfmt (the
 #         monitoring mixin) and Grafana's dashboard-linter at pinned versions, and Prometheus
 #         3.15.0 with its promtool (module github.com/prometheus/prometheus
@@ -30,22 +31,27 @@ TOOLS_BIN="${INDEXIMA_TOOLS_BIN:-$HOME/.cache/indexima_exporter/tools/bin}"
 log() { printf 'install-test-deps: %s\n' "$*"; }
 
 # ---- Debian packages ---------------------------------------------------------
-# package:command pairs; the command tells whether the package is installed.
+# packages:command pairs; the command tells whether the packages are
+# installed (several packages separated by commas are installed together).
 APT_WANTED=(
 	prometheus:promtool
 	prometheus-alertmanager:amtool
 	buildah:buildah
 	docker-compose:docker-compose
 	systemd:systemd-analyze
+	# Without recommends Chromium brings no font: its screenshots would show
+	# boxes for letters.
+	chromium,fonts-dejavu-core:chromium
 )
 
 missing=()
 for pair in "${APT_WANTED[@]}"; do
-	pkg=${pair%%:*} cmd=${pair##*:}
+	pkgs=${pair%%:*} cmd=${pair##*:}
 	if command -v "$cmd" >/dev/null 2>&1; then
-		log "apt: $pkg present ($(command -v "$cmd"))"
+		log "apt: ${pkgs//,/ } present ($(command -v "$cmd"))"
 	else
-		missing+=("$pkg")
+		IFS=, read -r -a pkg_list <<<"$pkgs"
+		missing+=("${pkg_list[@]}")
 	fi
 done
 if ((${#missing[@]} > 0)); then

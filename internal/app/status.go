@@ -61,7 +61,11 @@ type statusPoll struct {
 	Duration         string
 	Calls, Counted   int
 	Up               bool
-	Outcome          string
+	Outcome          string // the full outcome: ok and notes, or the error
+	Short            string // the outcome in the table: ok and notes, or the reason
+	// Detail is the error under the poll's row in the table, when it is
+	// not the error of the newer poll above it (or of the card's last poll).
+	Detail string
 }
 
 // statusHandler serves /status from what the collector recorded (it calls
@@ -143,8 +147,12 @@ func statusNodeOf(n collector.NodeStatus, now time.Time, red redactor) statusNod
 	if n.Cluster != "" {
 		sn.ID = "node-" + n.Cluster + "-" + n.Name
 	}
-	for _, p := range n.Polls {
-		sn.Polls = append(sn.Polls, statusPollOf(p, now, red))
+	for i, p := range n.Polls {
+		sp := statusPollOf(p, now, red)
+		if !sp.Up && i > 0 && sp.Outcome != sn.Polls[i-1].Outcome {
+			sp.Detail = sp.Outcome
+		}
+		sn.Polls = append(sn.Polls, sp)
 	}
 	if len(sn.Polls) > 0 {
 		sn.Last = &sn.Polls[0]
@@ -186,7 +194,7 @@ func statusNodeOf(n collector.NodeStatus, now time.Time, red redactor) statusNod
 	}
 	sn.Cursor = "no event seen yet"
 	if !n.Cursor.IsZero() {
-		sn.Cursor = formatWhen(n.Cursor, now) + " (the newest event seen, node's clock)"
+		sn.Cursor = formatWhen(n.Cursor, now) + " (node's clock)"
 	}
 	sn.Running = "none"
 	if total := n.RunningTotal(); total > 0 {
@@ -213,9 +221,10 @@ func statusPollOf(p collector.PollRecord, now time.Time, red redactor) statusPol
 	if !sp.Up {
 		// The typed errors of the console client start with their kind
 		// ("node unreachable: ..."), which is the reason; others get it.
-		sp.Outcome = red.clean(p.Error)
-		if !strings.HasPrefix(sp.Outcome, strings.ReplaceAll(p.Reason, "_", " ")) {
-			sp.Outcome = p.Reason + ": " + sp.Outcome
+		words := strings.ReplaceAll(p.Reason, "_", " ")
+		sp.Outcome, sp.Short = red.clean(p.Error), words
+		if !strings.HasPrefix(sp.Outcome, words) {
+			sp.Outcome = words + ": " + sp.Outcome
 		}
 		return sp
 	}
@@ -233,6 +242,7 @@ func statusPollOf(p collector.PollRecord, now time.Time, red redactor) statusPol
 	if len(notes) > 0 {
 		sp.Outcome += ", " + strings.Join(notes, ", ")
 	}
+	sp.Short = sp.Outcome
 	return sp
 }
 
@@ -251,6 +261,8 @@ func formatDuration(d time.Duration) string {
 	switch {
 	case d < 0:
 		return "-" + formatDuration(-d)
+	case d < time.Millisecond:
+		return "<1ms"
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
 	case d < time.Minute:
