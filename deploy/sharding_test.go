@@ -82,16 +82,29 @@ func probeJob(t *testing.T, cfg object) object {
 	return nil
 }
 
+// shardSDURL is where the sharded example's Prometheus discovers the nodes:
+// the headless Service, which reaches any replica that is up.
+const shardSDURL = "http://indexima-exporter-shard.monitoring.svc:9897/sd"
+
 // TestShardedRelabellingSpreadsTargets runs a real Prometheus on the example
-// configuration, with only the shard host names replaced by loopback
-// listeners standing in for the two replicas, and checks what each replica is
-// asked: /probe with the node as target and its cluster as module, every node
-// on exactly one replica, and both replicas used.
+// configuration against the real exporter's /sd, the exporter running on the
+// example's own configuration, with only the host names replaced by loopback
+// listeners: the exporter for the Service /sd is read from, and two stand-ins
+// for the replicas that record what they are asked. Each replica must be
+// asked /probe with a node of the configuration as target and its cluster as
+// module, every node on exactly one replica, and both replicas used.
 func TestShardedRelabellingSpreadsTargets(t *testing.T) {
 	prometheus := tool(t, "prometheus")
 	text := shardedPrometheusConfig(t)
 	if !strings.Contains(text, shardAddress) {
 		t.Fatalf("prometheus.yml no longer routes to %s", shardAddress)
+	}
+	if !strings.Contains(text, shardSDURL) {
+		t.Fatalf("prometheus.yml no longer discovers the nodes from %s", shardSDURL)
+	}
+	svc := find(t, readObjects(t, "deploy/kubernetes/sharded/service.yaml"), "Service", "indexima-exporter-shard")
+	if host := fmt.Sprintf("%s.%s.svc:9897", dig(svc, "metadata", "name"), dig(svc, "metadata", "namespace")); !strings.Contains(shardSDURL, "//"+host+"/") {
+		t.Fatalf("the /sd URL %s is not on the headless Service %s", shardSDURL, host)
 	}
 	prefix, listeners := shardListeners(t)
 	shards := make([]*probeRecorder, len(listeners))
@@ -101,25 +114,26 @@ func TestShardedRelabellingSpreadsTargets(t *testing.T) {
 		go srv.Serve(l)
 		t.Cleanup(func() { srv.Close() })
 	}
+	sdAddr, want := shardedExporter(t)
 	text = strings.ReplaceAll(text, shardAddress, fmt.Sprintf("127.0.0.1:%d${1}", prefix))
+	text = strings.ReplaceAll(text, shardSDURL, "http://"+sdAddr+"/sd")
 
 	var cfg object
 	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
 		t.Fatal(err)
 	}
 	job := probeJob(t, cfg)
-	// Scrape at once and often; keep only the /probe job (the other resolves
-	// cluster DNS names, which have no meaning here).
+	// Scrape and discover at once and often; keep only the /probe job (the
+	// other resolves cluster DNS names, which have no meaning here).
 	cfg["global"] = object{"scrape_interval": "1s", "scrape_timeout": "1s"}
 	cfg["scrape_configs"] = []any{job}
-	want := map[string]string{} // target -> module
-	for _, sc := range asList(job["static_configs"]) {
-		for _, target := range stringList(dig(sc, "targets")) {
-			want[target] = str(dig(sc, "labels", "__param_module"))
-		}
+	sds := asList(job["http_sd_configs"])
+	if len(sds) != 1 {
+		t.Fatalf("the /probe job has %d http_sd_configs, want 1", len(sds))
 	}
+	sds[0].(object)["refresh_interval"] = "1s"
 	if len(want) < 2 {
-		t.Fatalf("the example has %d targets; sharding needs several", len(want))
+		t.Fatalf("the example has %d nodes; sharding needs several", len(want))
 	}
 
 	dir := t.TempDir()
@@ -165,6 +179,61 @@ func TestShardedRelabellingSpreadsTargets(t *testing.T) {
 			owner[target] = i
 		}
 	}
+}
+
+// shardedExporter runs the exporter binary on the sharded example's own
+// configuration (the password files in a temporary directory) with the
+// replicas' arguments, on a loopback port, and returns its address and the
+// nodes of the configuration: host:port -> cluster.
+func shardedExporter(t *testing.T) (string, map[string]string) {
+	t.Helper()
+	cm := find(t, readObjects(t, "deploy/kubernetes/sharded/configmap.yaml"), "ConfigMap", "indexima-exporter-shard-config")
+	text := str(dig(cm, "data", "indexima.yml"))
+	dir := t.TempDir()
+	var file struct {
+		Clusters map[string]struct {
+			Console struct {
+				PasswordFile string `yaml:"password_file"`
+			} `yaml:"console"`
+			Nodes []struct {
+				Host string `yaml:"host"`
+				Port int    `yaml:"port"`
+			} `yaml:"nodes"`
+		} `yaml:"clusters"`
+	}
+	if err := yaml.Unmarshal([]byte(text), &file); err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]string{}
+	for name, c := range file.Clusters {
+		pw := filepath.Join(dir, name+".password")
+		if err := os.WriteFile(pw, []byte("change-me\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		text = strings.ReplaceAll(text, c.Console.PasswordFile, pw)
+		for _, n := range c.Nodes {
+			nodes[net.JoinHostPort(n.Host, fmt.Sprint(n.Port))] = name
+		}
+	}
+	cfgFile := filepath.Join(dir, "indexima.yml")
+	if err := os.WriteFile(cfgFile, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeLoopbackAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, testkit.ExporterBinary(t), "--config.file="+cfgFile, "--web.listen-address="+addr, "--scrape.probe-only")
+	var out testkit.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	waitHTTP(t, "http://"+addr+"/-/ready", 30*time.Second, out.String)
+	return addr, nodes
 }
 
 // shardListeners opens two loopback listeners on ports P0 and P1 (P chosen

@@ -1,7 +1,8 @@
 // Package prometheusrules holds the tests of the shipped Prometheus files:
 // the alerting rules (rules/), their promtool unit tests (tests/) and the
-// example configurations (prometheus.yml, alertmanager.yml). The files
-// themselves are the product; this package only proves them.
+// example configurations (prometheus.yml, prometheus-probe.yml,
+// alertmanager.yml). The files themselves are the product; this package
+// only proves them.
 package prometheusrules
 
 import (
@@ -65,25 +66,33 @@ func TestPromtoolCheckRules(t *testing.T) {
 	})
 }
 
+// prometheusConfigs are the shipped Prometheus configurations: one target
+// for the whole exporter, and one target per node discovered from /sd.
+var prometheusConfigs = []string{"prometheus.yml", "prometheus-probe.yml"}
+
 func TestPromtoolCheckConfig(t *testing.T) {
-	// Also checks the rule files that prometheus.yml names.
+	// Also checks the rule files that the configurations name.
 	eachLine(t, func(t *testing.T, line testkit.PrometheusLine) {
-		runPromtool(t, line, "check", "config", "prometheus.yml")
+		for _, f := range prometheusConfigs {
+			runPromtool(t, line, "check", "config", f)
+		}
 	})
 }
 
-// TestNativeHistogramSettingIsForPrometheus3: prometheus.yml shows the
+// TestNativeHistogramSettingIsForPrometheus3: the configurations show the
 // Prometheus >= 3.8 setting convert_classic_histograms_to_nhcb commented
 // out. Uncommented, as its comment tells a Prometheus 3 user to do, 3.15
 // loads it; 2.42 refuses it, which is why it ships commented.
 func TestNativeHistogramSettingIsForPrometheus3(t *testing.T) {
-	shipped, err := os.ReadFile("prometheus.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(testkit.UncommentNHCB(t, string(shipped))), 0o600); err != nil {
-		t.Fatal(err)
+	for _, f := range prometheusConfigs {
+		shipped, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(testkit.UncommentNHCB(t, string(shipped))), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rules, err := filepath.Abs("rules")
 	if err != nil {
@@ -93,14 +102,16 @@ func TestNativeHistogramSettingIsForPrometheus3(t *testing.T) {
 		t.Fatal(err)
 	}
 	eachLine(t, func(t *testing.T, line testkit.PrometheusLine) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, line.Promtool(t), "check", "config", filepath.Join(dir, "prometheus.yml")).CombinedOutput()
-		switch {
-		case line.Major >= 3 && err != nil:
-			t.Errorf("Prometheus %s refuses prometheus.yml with %s uncommented: %v\n%s", line.Name, testkit.NHCBSetting, err, out)
-		case line.Major < 3 && (err == nil || !strings.Contains(string(out), "convert_classic_histograms_to_nhcb")):
-			t.Errorf("Prometheus %s: want the uncommented %s refused (hence commented), got err %v\n%s", line.Name, testkit.NHCBSetting, err, out)
+		for _, f := range prometheusConfigs {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			out, err := exec.CommandContext(ctx, line.Promtool(t), "check", "config", filepath.Join(dir, f)).CombinedOutput()
+			cancel()
+			switch {
+			case line.Major >= 3 && err != nil:
+				t.Errorf("Prometheus %s refuses %s with %s uncommented: %v\n%s", line.Name, f, testkit.NHCBSetting, err, out)
+			case line.Major < 3 && (err == nil || !strings.Contains(string(out), "convert_classic_histograms_to_nhcb")):
+				t.Errorf("Prometheus %s: want the uncommented %s of %s refused (hence commented), got err %v\n%s", line.Name, testkit.NHCBSetting, f, err, out)
+			}
 		}
 	})
 }
