@@ -52,7 +52,7 @@ func TestHelmDefaultRender(t *testing.T) {
 	objs := helmTemplate(t, nil)
 	kinds := requireValid(t, kubeconform(t, toYAML(t, objs...)))
 	requireKinds(t, kinds, "Deployment", "Service", "ConfigMap", "ServiceAccount")
-	for _, k := range []string{"Secret", "ServiceMonitor", "PrometheusRule", "PersistentVolumeClaim"} {
+	for _, k := range []string{"Secret", "ServiceMonitor", "PrometheusRule", "PersistentVolumeClaim", "ScrapeConfig"} {
 		if kinds[k] != 0 {
 			t.Errorf("default values render a %s; it must be opt-in", k)
 		}
@@ -65,6 +65,9 @@ func TestHelmDefaultRender(t *testing.T) {
 	}
 	if s := dig(w, "spec", "strategy"); s != nil {
 		t.Errorf("default strategy %v, want Kubernetes' default (rolling update) without a claim", s)
+	}
+	if args := stringList(dig(w, "spec", "template", "spec", "containers", 0, "args")); slices.Contains(args, "--scrape.probe-only") {
+		t.Errorf("default args %v: /metrics must poll the nodes without a ScrapeConfig probing them", args)
 	}
 }
 
@@ -239,7 +242,7 @@ func TestHelmFullValuesRender(t *testing.T) {
 	valuesFile := filepath.Join(repoRoot(t), chartDir, "ci", "full-values.yaml")
 	objs := helmTemplate(t, []string{valuesFile})
 	kinds := requireValid(t, kubeconform(t, toYAML(t, objs...)))
-	requireKinds(t, kinds, "Deployment", "Service", "ConfigMap", "Secret", "ServiceAccount", "ServiceMonitor", "PrometheusRule")
+	requireKinds(t, kinds, "Deployment", "Service", "ConfigMap", "Secret", "ServiceAccount", "ServiceMonitor", "PrometheusRule", "ScrapeConfig")
 
 	w := find(t, objs, "Deployment", "release-indexima-exporter")
 	checkHardened(t, w)
@@ -251,7 +254,7 @@ func TestHelmFullValuesRender(t *testing.T) {
 		t.Errorf("image = %v", got)
 	}
 	args := stringList(dig(c, "args"))
-	for _, want := range []string{"--log.level=debug", "--no-collector.tables", "--events.state-file=/var/lib/indexima_exporter/events.state"} {
+	for _, want := range []string{"--log.level=debug", "--no-collector.tables", "--events.state-file=/var/lib/indexima_exporter/events.state", "--scrape.probe-only"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %v lack %s", args, want)
 		}
@@ -287,6 +290,63 @@ func TestHelmFullValuesRender(t *testing.T) {
 	}
 	if dig(sm, "spec", "convertClassicHistogramsToNHCB") != true {
 		t.Errorf("serviceMonitor.convertClassicHistogramsToNHCB not applied: %v", dig(sm, "spec"))
+	}
+}
+
+// TestHelmProbeScrapeConfig: probeScrapeConfig.enabled renders a
+// ScrapeConfig that discovers the nodes from the chart's own Service (/sd)
+// with the relabelling of deploy/prometheus/prometheus-probe.yml (which the
+// e2e test runs against a real Prometheus), and the exporter runs with
+// --scrape.probe-only so that the ServiceMonitor's /metrics polls no node.
+func TestHelmProbeScrapeConfig(t *testing.T) {
+	objs := helmTemplate(t, nil, "probeScrapeConfig.enabled=true", "serviceMonitor.enabled=true", "service.port=9100")
+	requireKinds(t, requireValid(t, kubeconform(t, toYAML(t, objs...))), "ScrapeConfig", "ServiceMonitor")
+	sc := find(t, objs, "ScrapeConfig", "release-indexima-exporter-probe")
+	svc := find(t, objs, "Service", "release-indexima-exporter")
+	wantURL := fmt.Sprintf("http://%s.%s.svc:%v/sd", dig(svc, "metadata", "name"), dig(svc, "metadata", "namespace"), dig(svc, "spec", "ports", 0, "port"))
+	if got := dig(sc, "spec", "httpSDConfigs", 0, "url"); got != wantURL || dig(sc, "spec", "metricsPath") != "/probe" {
+		t.Errorf("ScrapeConfig discovers from %v with path %v; want %s and /probe", got, dig(sc, "spec", "metricsPath"), wantURL)
+	}
+	if dig(sc, "spec", "scrapeInterval") != "30s" || dig(sc, "spec", "scrapeTimeout") != "25s" || dig(sc, "spec", "httpSDConfigs", 0, "refreshInterval") != "1m" {
+		t.Errorf("ScrapeConfig defaults: %v", dig(sc, "spec"))
+	}
+
+	// The relabelling is the shipped one, in the Operator's spelling.
+	var shipped object
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "prometheus", "prometheus-probe.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &shipped); err != nil {
+		t.Fatal(err)
+	}
+	camel := map[string]string{"source_labels": "sourceLabels", "target_label": "targetLabel"}
+	var want []any
+	for _, j := range asList(shipped["scrape_configs"]) {
+		if dig(j, "metrics_path") != "/probe" {
+			continue
+		}
+		for _, rc := range asList(dig(j, "relabel_configs")) {
+			op := object{}
+			for k, v := range rc.(object) {
+				if c, ok := camel[k]; ok {
+					k = c
+				}
+				op[k] = v
+			}
+			want = append(want, op)
+		}
+	}
+	if got := asList(dig(sc, "spec", "relabelings")); len(want) == 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("ScrapeConfig relabelings\n got %v\nwant %v (prometheus-probe.yml)", got, want)
+	}
+
+	w := find(t, objs, "Deployment", "release-indexima-exporter")
+	if args := stringList(dig(w, "spec", "template", "spec", "containers", 0, "args")); !slices.Contains(args, "--scrape.probe-only") {
+		t.Errorf("args %v lack --scrape.probe-only: /metrics would poll every node the probes poll", args)
+	}
+	if sm := find(t, objs, "ServiceMonitor", "release-indexima-exporter"); dig(sm, "spec", "endpoints", 0, "path") != "/metrics" {
+		t.Errorf("the ServiceMonitor no longer scrapes the exporter's own /metrics: %v", dig(sm, "spec", "endpoints"))
 	}
 }
 
