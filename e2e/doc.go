@@ -14,6 +14,12 @@
 // with classic histograms converted to native ones, on which every dashboard
 // histogram query must give the classic buckets' numbers.
 //
+// TestProbeTargetsDiscoveredFromTheExporter runs the shipped
+// deploy/prometheus/prometheus-probe.yml on both lines: Prometheus learns the
+// nodes of two clusters from the exporter's /sd alone, probes each through
+// /probe with its target and module, and follows a reload of the exporter's
+// configuration that removes a node and adds another.
+//
 // Run it with `go test ./e2e/` (about five minutes). It needs prometheus
 // (Debian package prometheus) and prometheus3 (built by
 // scripts/install-test-deps.sh into the tools cache): without them the tests

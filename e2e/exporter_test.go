@@ -20,7 +20,8 @@ const (
 // can be called again after a kill (same address, same state file).
 type exporterRun struct {
 	bin, dir, addr string
-	state          string // --events.state-file; empty: run without one
+	state          string   // --events.state-file; empty: run without one
+	args           []string // more flags
 	proc           *process
 }
 
@@ -57,6 +58,7 @@ func (e *exporterRun) start(t *testing.T) {
 	if e.state != "" {
 		args = append(args, "--events.state-file="+e.state)
 	}
+	args = append(args, e.args...)
 	e.proc = startProcess(t, "indexima_exporter", e.bin, args...)
 	waitReady(t, e.proc, "http://"+e.addr+"/-/ready", 30*time.Second)
 }

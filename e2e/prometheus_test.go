@@ -200,9 +200,11 @@ func (p *prometheusServer) alertsSince(t *testing.T, d time.Duration) []sample {
 
 // target is an active target of /api/v1/targets.
 type target struct {
-	Labels    map[string]string `json:"labels"`
-	Health    string            `json:"health"`
-	LastError string            `json:"lastError"`
+	Labels     map[string]string `json:"labels"`
+	ScrapePool string            `json:"scrapePool"`
+	ScrapeURL  string            `json:"scrapeUrl"`
+	Health     string            `json:"health"`
+	LastError  string            `json:"lastError"`
 }
 
 func (p *prometheusServer) targets() ([]target, error) {
