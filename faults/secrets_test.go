@@ -30,8 +30,9 @@ func (tt *tokenTap) wrap(next http.Handler) http.Handler {
 
 // The console password, and the tokens, never show: not in the logs at
 // debug level (through logins, failed logins, refusals, reloads that fail
-// and succeed), not on the landing page, /metrics, /config, nor in the
-// answers of /-/reload.
+// and succeed), not on the landing page, /metrics, /config, /status (whose
+// last polls include the refused logins), /sd, nor in the answers of
+// /-/reload.
 func TestSecretsNeverShown(t *testing.T) {
 	tap := &tokenTap{tokens: map[string]bool{}}
 	r := newRig(t, rigOpts{sim: simulator.Config{Seed: 19, Rate: 1, TokenLifetime: 2 * time.Minute},
@@ -61,7 +62,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	pages = append(pages, body)
 	r.sim.ClearFaults()
 	r.settle()
-	for _, path := range []string{"/", "/metrics", "/config", "/-/healthy", "/-/ready"} {
+	for _, path := range []string{"/", "/metrics", "/config", "/-/healthy", "/-/ready", "/status", "/sd"} {
 		code, body, err := r.exp.get(path, "", "")
 		if err != nil || code != 200 {
 			t.Errorf("GET %s: %d %v", path, code, err)

@@ -3,10 +3,13 @@ package app
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,12 +112,27 @@ func newRedactor(cfg *config.Config) redactor {
 	var r redactor
 	for _, c := range cfg.Clusters {
 		if p := string(c.Console.Password); p != "" {
-			r.secrets = append(r.secrets, p)
+			r.secrets = append(r.secrets, secretForms(p)...)
 		}
 	}
 	// The longest first, so that a password holding another is cut whole.
 	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
 	return r
+}
+
+// secretForms is a secret as an error text may hold it: raw, escaped in a
+// JSON body, and either of those quoted again by %q (the excerpt of a body).
+func secretForms(p string) []string {
+	j, _ := json.Marshal(p)
+	jsonForm := strings.TrimSuffix(strings.TrimPrefix(string(j), `"`), `"`)
+	quoted := func(s string) string { q := strconv.Quote(s); return q[1 : len(q)-1] }
+	forms := []string{p}
+	for _, f := range []string{jsonForm, quoted(p), quoted(jsonForm)} {
+		if !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	return forms
 }
 
 func (r redactor) clean(s string) string {
