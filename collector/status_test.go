@@ -82,3 +82,30 @@ func TestStatusFollowsThePolls(t *testing.T) {
 		t.Errorf("the other node: %+v", other.Polls)
 	}
 }
+
+// Status may be read while polls run (the status page and scrapes at once).
+func TestStatusWhilePolling(t *testing.T) {
+	e := newEnv(t, simulator.Config{Rate: 1}, 3, Options{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 200; i++ {
+			for _, c := range e.exp.Status() {
+				for _, n := range c.Nodes {
+					_, _ = n.Last()
+					_ = n.RunningTotal()
+				}
+			}
+		}
+	}()
+	for i := 0; i < 5; i++ {
+		e.clock.Advance(10 * time.Second)
+		e.scrape(nil)
+	}
+	<-done
+	for _, n := range e.exp.Status()[0].Nodes {
+		if len(n.Polls) != 5 {
+			t.Errorf("%s: %d polls recorded, want 5", n.Name, len(n.Polls))
+		}
+	}
+}
