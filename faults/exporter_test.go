@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -32,42 +31,20 @@ type process struct {
 
 // startOpts tunes startExporter.
 type startOpts struct {
-	args   []string    // extra flags
-	tls    *tls.Config // client TLS for an https listener (--web.config.file)
-	user   string      // basic auth of the readiness probe
-	pass   string
-	noWait bool // do not wait for /-/ready (the caller checks the exit)
+	args []string    // extra flags
+	tls  *tls.Config // client TLS for an https listener (--web.config.file)
+	user string      // basic auth of the readiness probe
+	pass string
 }
 
-// startExporter runs the binary on a free loopback port and waits until it
-// is ready. The port is found by binding :0 and releasing it; if another
-// process takes it in between, the start is retried on a new port.
+// startExporter runs the binary on a loopback port of its own and waits until
+// it is ready. The exporter binds 127.0.0.1:0 and the test reads the port it
+// got from its log: a port found free beforehand (listen on :0, close, hand
+// it over) could be taken by a parallel test before the exporter binds it.
 func startExporter(t *testing.T, o startOpts) *process {
 	t.Helper()
-	for attempt := 0; attempt < 5; attempt++ {
-		p := launch(t, o)
-		if o.noWait {
-			return p
-		}
-		err := p.waitReady(o.user, o.pass)
-		if err == nil {
-			return p
-		}
-		p.stop()
-		if strings.Contains(p.stderr.String(), "address already in use") {
-			continue
-		}
-		t.Fatalf("exporter not ready: %v\nstderr:\n%s", err, p.stderr.String())
-	}
-	t.Fatal("no free loopback port after 5 attempts")
-	return nil
-}
-
-func launch(t *testing.T, o startOpts) *process {
-	t.Helper()
-	addr := freeAddr(t)
-	args := append([]string{"--web.listen-address=" + addr}, o.args...)
-	p := &process{t: t, addr: addr, scheme: "http", stderr: &testkit.SyncBuffer{}, stdout: &testkit.SyncBuffer{},
+	args := append([]string{"--web.listen-address=127.0.0.1:0"}, o.args...)
+	p := &process{t: t, scheme: "http", stderr: &testkit.SyncBuffer{}, stdout: &testkit.SyncBuffer{},
 		exited: make(chan struct{})}
 	tr := &http.Transport{DisableKeepAlives: false, MaxIdleConnsPerHost: 16}
 	if o.tls != nil {
@@ -87,9 +64,23 @@ func launch(t *testing.T, o startOpts) *process {
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
-			t.Logf("exporter %s stderr:\n%s", addr, tail(p.stderr.String(), 60))
+			t.Logf("exporter %s stderr:\n%s", p.addr, tail(p.stderr.String(), 60))
 		}
 	})
+	// 60 s, as waitReady: a -race build on two cores starts slowly.
+	addr, err := testkit.WaitListening(p.stderr.String, p.exited, 60*time.Second)
+	if err != nil {
+		select {
+		case <-p.exited:
+			t.Fatalf("exporter not listening: %v (exit: %v)", err, p.err)
+		default:
+			t.Fatalf("exporter not listening: %v", err)
+		}
+	}
+	p.addr = addr
+	if err := p.waitReady(o.user, o.pass); err != nil {
+		t.Fatalf("exporter not ready: %v", err)
+	}
 	return p
 }
 
@@ -99,16 +90,6 @@ func tail(s string, lines int) string {
 		l = l[len(l)-lines:]
 	}
 	return strings.Join(l, "\n")
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func (p *process) url(path string) string { return p.scheme + "://" + p.addr + path }
