@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // The image test builds the images the way `make image` does: the
@@ -180,7 +182,7 @@ func TestImage(t *testing.T) {
 			t.Errorf("EXPOSE %v, want only %s/tcp, the exporter's default port", cfg.ExposedPorts, m[1])
 		}
 		// The image serves metrics in demo mode, as its non-root user.
-		runDemo(t, b, ctr, freeLoopbackAddr(t), version)
+		runDemo(t, b, ctr, version)
 	}
 	if defaultPort == "" {
 		t.Error("no linux/amd64 image was run")
@@ -247,10 +249,12 @@ func removeManifestList(b buildah, image string) {
 	}
 }
 
-// runDemo runs the image's exporter with --demo on addr and waits until
-// /metrics answers with Indexima series and the build version, then stops it
-// and checks that nothing is left listening.
-func runDemo(t *testing.T, b buildah, ctr, addr, version string) {
+// runDemo runs the image's exporter with --demo and waits until /metrics
+// answers with Indexima series and the build version, then stops it and
+// checks that nothing is left listening. The exporter binds 127.0.0.1:0 and
+// the test reads the port it got from its log: a port found free beforehand
+// and handed over could be taken by a parallel test before it binds it.
+func runDemo(t *testing.T, b buildah, ctr, version string) {
 	t.Helper()
 	logFile := filepath.Join(t.TempDir(), "exporter.log")
 	lf, err := os.Create(logFile)
@@ -259,13 +263,14 @@ func runDemo(t *testing.T, b buildah, ctr, addr, version string) {
 	}
 	defer lf.Close()
 	cmd := exec.Command(b.bin, b.args("run", "--isolation", "chroot", ctr, "--",
-		"/bin/indexima_exporter", "--demo", "--web.listen-address="+addr)...)
+		"/bin/indexima_exporter", "--demo", "--web.listen-address=127.0.0.1:0")...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := make(chan struct{})
+	var exitErr error // set once done is closed
+	go func() { exitErr = cmd.Wait(); close(done) }()
 	stopped := false
 	stop := func() {
 		if stopped {
@@ -284,15 +289,25 @@ func runDemo(t *testing.T, b buildah, ctr, addr, version string) {
 	}
 	defer stop()
 	logs := func() string { data, _ := os.ReadFile(logFile); return string(data) }
+	addr, err := testkit.WaitListening(logs, done, 90*time.Second)
+	if err != nil {
+		select {
+		case <-done:
+			stopped = true
+			t.Fatalf("the exporter: %v (exit: %v)\n%s", err, exitErr, logs())
+		default:
+			t.Fatalf("the exporter: %v\n%s", err, logs())
+		}
+	}
 
 	client := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(90 * time.Second)
 	var body string
 	for {
 		select {
-		case err := <-done:
+		case <-done:
 			stopped = true
-			t.Fatalf("the exporter exited before serving: %v\n%s", err, logs())
+			t.Fatalf("the exporter exited before serving: %v\n%s", exitErr, logs())
 		default:
 		}
 		body = ""
@@ -319,23 +334,26 @@ func runDemo(t *testing.T, b buildah, ctr, addr, version string) {
 		waitHTTP(t, "http://"+addr+path, 30*time.Second, logs)
 	}
 	// chroot isolation shares the host's network: the socket is in /proc/net/tcp.
-	switch uid := processUID(t, addr); uid {
+	uid, inode := listener(addr)
+	switch uid {
 	case "":
 		t.Errorf("no listening socket on %s in /proc/net/tcp", addr)
 	case "0":
 		t.Errorf("the exporter in the image runs as root")
 	}
 	stop()
-	// Nothing may survive the container: the port is free again.
+	// Nothing may survive the container: its listening socket is gone. (Not
+	// "the port refuses connections": once free, a parallel test may take it.)
+	if inode == "" {
+		return
+	}
 	deadline = time.Now().Add(20 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
+		if _, now := listener(addr); now != inode {
 			break
 		}
-		c.Close()
 		if time.Now().After(deadline) {
-			t.Fatalf("%s still accepts connections after the container stopped", addr)
+			t.Fatalf("the exporter's socket on %s still listens after the container stopped", addr)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -354,23 +372,22 @@ func hasSeries(body, metric string) bool {
 	return false
 }
 
-// processUID finds the uid of the process listening on addr through
-// /proc/net/tcp (the socket's owner), "" when it cannot tell.
-func processUID(t *testing.T, addr string) string {
-	t.Helper()
+// listener finds the listening socket on addr (127.0.0.1:port) in
+// /proc/net/tcp: its owner's uid and its inode, "" when there is none.
+func listener(addr string) (uid, inode string) {
 	_, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
 	data, err := os.ReadFile("/proc/net/tcp")
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	want := fmt.Sprintf("0100007F:%04X", p)
 	for _, line := range strings.Split(string(data), "\n")[1:] {
 		f := strings.Fields(line)
-		// sl local rem st ... uid; st 0A is LISTEN.
-		if len(f) > 7 && f[1] == want && f[3] == "0A" {
-			return f[7]
+		// sl local rem st tx:rx tr:when retrnsmt uid timeout inode; st 0A is LISTEN.
+		if len(f) > 9 && f[1] == want && f[3] == "0A" {
+			return f[7], f[9]
 		}
 	}
-	return ""
+	return "", ""
 }
