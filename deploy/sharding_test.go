@@ -88,11 +88,19 @@ const shardSDURL = "http://indexima-exporter-shard.monitoring.svc:9897/sd"
 
 // TestShardedRelabellingSpreadsTargets runs a real Prometheus on the example
 // configuration against the real exporter's /sd, the exporter running on the
-// example's own configuration, with only the host names replaced by loopback
-// listeners: the exporter for the Service /sd is read from, and two stand-ins
-// for the replicas that record what they are asked. Each replica must be
-// asked /probe with a node of the configuration as target and its cluster as
-// module, every node on exactly one replica, and both replicas used.
+// example's own configuration, and checks what each replica is asked: /probe
+// on its own host name with a node of the configuration as target and its
+// cluster as module, every node on exactly one replica, and both replicas
+// used. The exporter serves the /sd of the Service's URL; the /probe job is
+// sent through an HTTP proxy (proxy_url) that stands in for the two
+// replicas.
+//
+// The proxy reads the replica from the host of each request, the example's
+// relabelled address untouched: one loopback listener, port chosen by the
+// kernel and held for the whole test. (Giving each replica a loopback port
+// of its own needed two ports P0 and P1, the shard number as the last
+// digit: found by probing a free port and listening again, a parallel test
+// could take them in between.)
 func TestShardedRelabellingSpreadsTargets(t *testing.T) {
 	prometheus := tool(t, "prometheus")
 	text := shardedPrometheusConfig(t)
@@ -106,16 +114,21 @@ func TestShardedRelabellingSpreadsTargets(t *testing.T) {
 	if host := fmt.Sprintf("%s.%s.svc:9897", dig(svc, "metadata", "name"), dig(svc, "metadata", "namespace")); !strings.Contains(shardSDURL, "//"+host+"/") {
 		t.Fatalf("the /sd URL %s is not on the headless Service %s", shardSDURL, host)
 	}
-	prefix, listeners := shardListeners(t)
-	shards := make([]*probeRecorder, len(listeners))
-	for i, l := range listeners {
+	shards := make([]*probeRecorder, 2)
+	replica := map[string]*probeRecorder{} // host:port -> its recorder
+	for i := range shards {
 		shards[i] = &probeRecorder{seen: map[string]string{}}
-		srv := &http.Server{Handler: shards[i], ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(l)
-		t.Cleanup(func() { srv.Close() })
+		replica[strings.ReplaceAll(shardAddress, "${1}", fmt.Sprint(i))] = shards[i]
 	}
+	proxy := &replicaProxy{replicas: replica}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
 	sdAddr, want := shardedExporter(t)
-	text = strings.ReplaceAll(text, shardAddress, fmt.Sprintf("127.0.0.1:%d${1}", prefix))
 	text = strings.ReplaceAll(text, shardSDURL, "http://"+sdAddr+"/sd")
 
 	var cfg object
@@ -123,6 +136,10 @@ func TestShardedRelabellingSpreadsTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := probeJob(t, cfg)
+	if _, ok := job["proxy_url"]; ok {
+		t.Fatal("the /probe job has a proxy_url: the test's own would replace it")
+	}
+	job["proxy_url"] = "http://" + l.Addr().String()
 	// Scrape and discover at once and often; keep only the /probe job (the
 	// other resolves cluster DNS names, which have no meaning here).
 	cfg["global"] = object{"scrape_interval": "1s", "scrape_timeout": "1s"}
@@ -160,6 +177,9 @@ func TestShardedRelabellingSpreadsTargets(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
+	if bad, ok := proxy.badRequest(); ok {
+		t.Errorf("a request reached no replica: %s", bad)
+	}
 	owner := map[string]int{}
 	for i, s := range shards {
 		seen := s.snapshot()
@@ -219,55 +239,53 @@ func shardedExporter(t *testing.T) (string, map[string]string) {
 	if err := os.WriteFile(cfgFile, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeLoopbackAddr(t)
+	// Port 0, read back from the exporter's log: a port found free
+	// beforehand could be taken by a parallel test before it binds it.
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, testkit.ExporterBinary(t), "--config.file="+cfgFile, "--web.listen-address="+addr, "--scrape.probe-only")
+	cmd := exec.CommandContext(ctx, testkit.ExporterBinary(t), "--config.file="+cfgFile, "--web.listen-address=127.0.0.1:0", "--scrape.probe-only")
 	var out testkit.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cancel()
-		_ = cmd.Wait()
+		<-exited
 	})
+	addr, err := testkit.WaitListening(out.String, exited, 30*time.Second)
+	if err != nil {
+		t.Fatalf("exporter: %v\n%s", err, out.String())
+	}
 	waitHTTP(t, "http://"+addr+"/-/ready", 30*time.Second, out.String)
 	return addr, nodes
 }
 
-// shardListeners opens two loopback listeners on ports P0 and P1 (P chosen
-// free), so that one replacement "127.0.0.1:P${1}" addresses either.
-func shardListeners(t *testing.T) (int, []net.Listener) {
-	t.Helper()
-	for attempt := 0; attempt < 50; attempt++ {
-		probe, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		prefix := probe.Addr().(*net.TCPAddr).Port / 10
-		probe.Close()
-		if prefix < 1024 || prefix*10+1 > 65535 {
-			continue
-		}
-		var ls []net.Listener
-		for i := 0; i < 2; i++ {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d%d", prefix, i))
-			if err != nil {
-				break
-			}
-			ls = append(ls, l)
-		}
-		if len(ls) == 2 {
-			t.Cleanup(func() { ls[0].Close(); ls[1].Close() })
-			return prefix, ls
-		}
-		for _, l := range ls {
-			l.Close()
-		}
+// replicaProxy is the HTTP proxy Prometheus sends the /probe job through:
+// it hands each request to the recorder of the replica its host names.
+type replicaProxy struct {
+	replicas map[string]*probeRecorder // host:port -> recorder
+	mu       sync.Mutex
+	bad      string
+}
+
+func (p *replicaProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rec, ok := p.replicas[r.Host]; ok && r.URL.Host == r.Host {
+		rec.ServeHTTP(w, r)
+		return
 	}
-	t.Fatal("no free pair of loopback ports P0, P1 in 50 attempts")
-	return 0, nil
+	p.mu.Lock()
+	p.bad = r.Method + " " + r.URL.String() + " (Host " + r.Host + ")"
+	p.mu.Unlock()
+	http.Error(w, "no such replica", http.StatusBadGateway)
+}
+
+func (p *replicaProxy) badRequest() (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.bad, p.bad != ""
 }
 
 // probeRecorder stands in for an exporter replica: it records the probes.
@@ -306,15 +324,16 @@ func (p *probeRecorder) badRequest() (string, bool) {
 	return p.bad, p.bad != ""
 }
 
-// startPrometheus runs prometheus on a free loopback port until the test
-// ends, and waits until it is ready.
+// startPrometheus runs prometheus on loopback until the test ends, and waits
+// until it is ready. It binds port 0 and the test reads the port it got from
+// its log: a port found free beforehand and handed over could be taken by a
+// parallel test before Prometheus binds it.
 func startPrometheus(t *testing.T, bin, cfgFile, dir string) string {
 	t.Helper()
-	addr := freeLoopbackAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin,
 		"--config.file="+cfgFile,
-		"--web.listen-address="+addr,
+		"--web.listen-address=127.0.0.1:0",
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
 	)
 	logFile, err := os.Create(filepath.Join(dir, "prometheus.log"))
@@ -326,26 +345,23 @@ func startPrometheus(t *testing.T, bin, cfgFile, dir string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cancel()
-		_ = cmd.Wait()
+		<-exited
 		logFile.Close()
 	})
-	waitHTTP(t, "http://"+addr+"/-/ready", 30*time.Second, func() string {
+	logs := func() string {
 		b, _ := os.ReadFile(logFile.Name())
 		return string(b)
-	})
-	return addr
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	addr, err := testkit.WaitListening(logs, exited, 30*time.Second)
+	if err != nil {
+		t.Fatalf("prometheus: %v\n%s", err, logs())
+	}
+	waitHTTP(t, "http://"+addr+"/-/ready", 30*time.Second, logs)
+	return addr
 }
 
 // waitHTTP polls url until it answers 200 or the deadline passes.
