@@ -28,7 +28,10 @@ func startExporter(o Options, c *cluster) (*exporterRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--config.file=" + cfg, "--log.level=warn"}, o.Args...)
+	// Info, not warn: the harness reads the port the exporter bound from its
+	// "Listening on" line (o.Args must not lower the level). Info adds only
+	// a few lines at start and one first contact per node, nothing per scrape.
+	args := append([]string{"--config.file=" + cfg, "--log.level=info"}, o.Args...)
 	if o.Concurrency > 0 {
 		args = append(args, "--scrape.concurrency="+strconv.Itoa(o.Concurrency))
 	}

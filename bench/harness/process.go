@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,31 +49,82 @@ func (t *tailBuffer) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
+// listeningRE matches the line exporter-toolkit's web.Serve logs with the
+// address its listener really bound (both the exporter and json_exporter
+// serve through it): `msg="Listening on" address=127.0.0.1:PORT`. The same
+// as internal/testkit's, which this package does not import (it is no test).
+var listeningRE = regexp.MustCompile(`msg="Listening on"[^\n]*? address="?([^"\s]+)`)
+
+// listenWatch passes a process's output on to its tailBuffer and reads each
+// whole line as it goes by, until one tells the address the process bound:
+// the tail alone may have dropped that line by the time it is read.
+type listenWatch struct {
+	out   *tailBuffer
+	mu    sync.Mutex
+	line  []byte // the incomplete last line
+	addr  string
+	found chan struct{} // closed once addr is set
 }
 
-// startProcess runs bin with args plus the listen flag and waits until
-// readyPath answers 200, within timeout.
-func startProcess(name, bin string, args []string, listenFlag, readyPath string, timeout time.Duration) (*process, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
+func newListenWatch(out *tailBuffer) *listenWatch {
+	return &listenWatch{out: out, found: make(chan struct{})}
+}
+
+func (w *listenWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	if w.addr == "" {
+		w.line = append(w.line, p...)
+		for {
+			i := bytes.IndexByte(w.line, '\n')
+			if i < 0 {
+				break
+			}
+			if m := listeningRE.FindSubmatch(w.line[:i]); m != nil {
+				w.addr = string(m[1])
+				w.line = nil
+				close(w.found)
+				break
+			}
+			w.line = w.line[i+1:]
+		}
 	}
-	p := &process{name: name, addr: addr, out: &tailBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, append(args, listenFlag+"="+addr)...)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	w.mu.Unlock()
+	return w.out.Write(p)
+}
+
+func (w *listenWatch) address() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.addr
+}
+
+// startProcess runs bin with args plus the listen flag set to 127.0.0.1:0,
+// reads the address it bound from its log and waits until readyPath answers
+// 200, all within timeout. The process binds a port of its own: a port found
+// free beforehand (listen on :0, close, hand it over) could be taken by
+// another process before it binds it.
+func startProcess(name, bin string, args []string, listenFlag, readyPath string, timeout time.Duration) (*process, error) {
+	p := &process{name: name, out: &tailBuffer{}, done: make(chan struct{})}
+	watch := newListenWatch(p.out)
+	p.cmd = exec.Command(bin, append(args, listenFlag+"=127.0.0.1:0")...)
+	p.cmd.Stdout, p.cmd.Stderr = watch, watch
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	deadline := time.Now().Add(timeout)
+	listening := time.NewTimer(timeout)
+	select {
+	case <-watch.found:
+		listening.Stop()
+		p.addr = watch.address()
+	case <-p.done:
+		listening.Stop()
+		return nil, fmt.Errorf("%s exited before it was listening (%v): %s", name, p.err, p.out)
+	case <-listening.C:
+		p.stop()
+		return nil, fmt.Errorf("%s logged no \"Listening on\" line within %s: %s", name, timeout, p.out)
+	}
 	client := &http.Client{Timeout: time.Second}
 	for attempt := 0; ; attempt++ {
 		select {
@@ -81,7 +132,7 @@ func startProcess(name, bin string, args []string, listenFlag, readyPath string,
 			return nil, fmt.Errorf("%s exited before it was ready (%v): %s", name, p.err, p.out)
 		default:
 		}
-		resp, err := client.Get("http://" + addr + readyPath)
+		resp, err := client.Get("http://" + p.addr + readyPath)
 		if err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
@@ -91,7 +142,7 @@ func startProcess(name, bin string, args []string, listenFlag, readyPath string,
 		}
 		if time.Now().After(deadline) {
 			p.stop()
-			return nil, fmt.Errorf("%s not ready at %s%s within %s: %s", name, addr, readyPath, timeout, p.out)
+			return nil, fmt.Errorf("%s not ready at %s%s within %s: %s", name, p.addr, readyPath, timeout, p.out)
 		}
 		time.Sleep(time.Duration(min(attempt+1, 10)) * 10 * time.Millisecond)
 	}
