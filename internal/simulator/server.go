@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -32,6 +33,8 @@ type Simulator struct {
 	srv     *http.Server
 	addr    string // resolved listen address, kept across Down
 	ln      net.Listener
+	held    bool      // ln shares its port (SO_REUSEPORT): hold can keep it while Down
+	hold    io.Closer // while Down: a bound socket that never listens, holding the port
 	conns   map[net.Conn]struct{}
 	serving sync.WaitGroup
 	closed  chan struct{}
@@ -84,12 +87,28 @@ func newSimulator(cfg Config) *Simulator {
 }
 
 func (s *Simulator) start(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	// A port the kernel picks (port 0, as every test asks) is held across
+	// Down where the platform can (holdPort): released, a parallel test's
+	// listener could take it, and the console could not come back. A port
+	// the user names is not shared (a second simulator on it must fail), so
+	// it is released while Down and listened on again.
+	held := false
+	if _, port, err := net.SplitHostPort(addr); err == nil && (port == "0" || port == "") {
+		held = canHoldPort
+	}
+	var ln net.Listener
+	var err error
+	if held {
+		ln, err = listenShared(addr)
+	} else {
+		ln, err = net.Listen("tcp", addr)
+	}
 	if err != nil {
 		return err
 	}
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
+	s.held = held
 	s.addr = ln.Addr().String()
 	s.srv = &http.Server{
 		Handler:           s.handler(),
@@ -123,7 +142,8 @@ func (s *Simulator) trackConn(c net.Conn, st http.ConnState) {
 }
 
 // setDown closes (down) or reopens the listener on the same address. Open
-// connections are closed too: a console that is down answers nothing.
+// connections are closed too: a console that is down answers nothing, and
+// refuses new connections (ECONNREFUSED).
 func (s *Simulator) setDown(down bool) {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
@@ -131,24 +151,47 @@ func (s *Simulator) setDown(down bool) {
 		return
 	}
 	if down {
-		if s.ln != nil {
-			_ = s.ln.Close()
-			s.ln = nil
-			for c := range s.conns {
-				_ = c.Close()
+		if s.ln == nil {
+			return
+		}
+		if s.held {
+			// The port stays bound without a listener: connections are
+			// refused, and no other socket can take the port meanwhile.
+			// (Should that fail, the port is released as elsewhere.)
+			if hold, err := holdPort(s.ln.Addr().(*net.TCPAddr)); err == nil {
+				s.hold = hold
 			}
+		}
+		_ = s.ln.Close()
+		s.ln = nil
+		for c := range s.conns {
+			_ = c.Close()
 		}
 		return
 	}
 	if s.ln != nil {
 		return
 	}
-	// The port was ours a moment ago; retry briefly in case the kernel has
-	// not released it yet.
+	listen := net.Listen
+	if s.held {
+		listen = func(_, addr string) (net.Listener, error) { return listenShared(addr) }
+	}
+	if s.hold != nil {
+		ln, err := listen("tcp", s.addr)
+		_ = s.hold.Close()
+		s.hold = nil
+		if err == nil {
+			s.serveLocked(ln)
+			return
+		}
+	}
+	// The port was released while down: listen on it again, retrying
+	// briefly in case the kernel has not released it yet. Another socket
+	// may have taken it meanwhile; then the console stays down.
 	var ln net.Listener
 	var err error
 	for i := 0; i < 50; i++ {
-		if ln, err = net.Listen("tcp", s.addr); err == nil {
+		if ln, err = listen("tcp", s.addr); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -176,6 +219,10 @@ func (s *Simulator) close() error {
 	s.isClose = true
 	close(s.closed)
 	srv := s.srv
+	if s.hold != nil {
+		_ = s.hold.Close()
+		s.hold = nil
+	}
 	s.srvMu.Unlock()
 	if srv == nil {
 		return nil
