@@ -219,7 +219,7 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 func (e *scenario) restartExporter(t *testing.T, during func()) {
 	t.Helper()
 	oldStart := e.value(t, `process_start_time_seconds{job="indexima"}`)
-	e.exp.proc.kill(t)
+	e.exp.kill(t)
 	if during != nil {
 		during()
 	}

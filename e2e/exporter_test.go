@@ -17,12 +17,14 @@ const (
 )
 
 // exporterRun is the exporter binary configured for the simulator; start
-// can be called again after a kill (same address, same state file).
+// can be called again after kill (same address, same state file).
 type exporterRun struct {
-	bin, dir, addr string
-	state          string   // --events.state-file; empty: run without one
-	args           []string // more flags
-	proc           *process
+	bin, dir string
+	addr     string // the front's: where Prometheus scrapes, across restarts
+	front    *front
+	state    string   // --events.state-file; empty: run without one
+	args     []string // more flags
+	proc     *process
 }
 
 // newExporter writes the exporter's configuration for the simulator's nodes
@@ -45,14 +47,15 @@ func newExporter(t *testing.T, bin, dir string, sim *simulator.Simulator) *expor
 	if err := os.WriteFile(filepath.Join(dir, "indexima.yml"), []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &exporterRun{bin: bin, dir: dir, addr: freeAddr(t), state: filepath.Join(dir, "cursors.json")}
+	f := newFront(t)
+	return &exporterRun{bin: bin, dir: dir, addr: f.addr, front: f, state: filepath.Join(dir, "cursors.json")}
 }
 
 func (e *exporterRun) start(t *testing.T) {
 	t.Helper()
 	args := []string{
 		"--config.file=" + filepath.Join(e.dir, "indexima.yml"),
-		"--web.listen-address=" + e.addr,
+		"--web.listen-address=127.0.0.1:0",
 		"--log.level=debug",
 	}
 	if e.state != "" {
@@ -60,5 +63,15 @@ func (e *exporterRun) start(t *testing.T) {
 	}
 	args = append(args, e.args...)
 	e.proc = startProcess(t, "indexima_exporter", e.bin, args...)
-	waitReady(t, e.proc, "http://"+e.addr+"/-/ready", 30*time.Second)
+	own := e.proc.listening(t, 30*time.Second)
+	waitReady(t, e.proc, "http://"+own+"/-/ready", 30*time.Second)
+	e.front.setBackend(own)
+}
+
+// kill ends the exporter with SIGKILL (a crash: nothing is flushed); the
+// front refuses connections until the next start.
+func (e *exporterRun) kill(t *testing.T) {
+	t.Helper()
+	e.front.setBackend("")
+	e.proc.kill(t)
 }

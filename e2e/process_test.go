@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os/exec"
 	"syscall"
@@ -12,19 +11,6 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
-
-// freeAddr returns a loopback address with a port that was free a moment
-// ago (the process given it binds it right away).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
 
 // process is a child process whose output is kept for the test log.
 type process struct {
@@ -56,6 +42,22 @@ func startProcess(t *testing.T, name, bin string, args ...string) *process {
 		}
 	})
 	return p
+}
+
+// listening waits until the process logged the address it bound (started
+// with its listen address on port 0, it picks a port no other test can
+// take) and returns it; it fails the test if the process ends first or
+// within passes.
+func (p *process) listening(t *testing.T, within time.Duration) string {
+	t.Helper()
+	addr, err := testkit.WaitListening(p.out.String, p.done, within)
+	if err != nil {
+		if p.exited() {
+			t.Fatalf("%s: %v (exit: %v)", p.name, err, p.err)
+		}
+		t.Fatalf("%s: %v", p.name, err)
+	}
+	return addr
 }
 
 // kill sends SIGKILL (a crash: nothing is flushed) and waits for the exit.

@@ -36,14 +36,14 @@ scrape_configs:
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	// Port 0: Prometheus binds a port of its own and logs it (at info,
+	// its default level: "Listening on" is an info line).
 	proc := startProcess(t, "prometheus", bin,
 		"--config.file="+cfgFile,
-		"--web.listen-address="+addr,
+		"--web.listen-address=127.0.0.1:0",
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
-		"--log.level=warn",
 	)
-	p := &prometheusServer{url: "http://" + addr, proc: proc}
+	p := &prometheusServer{url: "http://" + proc.listening(t, 30*time.Second), proc: proc}
 	waitReady(t, proc, p.url+"/-/ready", 30*time.Second)
 	return p
 }
