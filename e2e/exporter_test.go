@@ -69,7 +69,7 @@ func (e *exporterRun) start(t *testing.T) {
 }
 
 // kill ends the exporter with SIGKILL (a crash: nothing is flushed); the
-// front refuses connections until the next start.
+// front resets connections until the next start.
 func (e *exporterRun) kill(t *testing.T) {
 	t.Helper()
 	e.front.setBackend("")
