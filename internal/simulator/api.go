@@ -142,7 +142,7 @@ type Fault struct {
 	Hang    bool          // never answer until the client gives up (or Close)
 	Status  int           // answer this status (e.g. 502) with a {"message"} body
 	Body    BadBody       // answer 200 with a bad body of this kind
-	Down    bool          // console only: refuse connections (listener closed) until cleared
+	Down    bool          // console only: refuse connections (listener closed, port held on Linux) until cleared
 	// Count limits the fault to the next Count matching requests; 0: until cleared.
 	Count int
 }
