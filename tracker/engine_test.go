@@ -30,6 +30,10 @@ type scenario struct {
 	stopAt   int           // the poll before which the cluster stops (0: never); it starts again 3 polls later
 	switches []readingSwitch
 	polls    int
+	// windowGaps: every tenth poll comes about a late window after the
+	// previous one (just under it, at it, just over, half as much again):
+	// scrapes missed, or a scrape interval that long.
+	windowGaps bool
 }
 
 // readingSwitch changes the console's readings before poll at.
@@ -106,8 +110,8 @@ func (sc scenario) String() string {
 	for _, s := range sc.switches {
 		sw = append(sw, fmt.Sprintf("%s@%d", s.name, s.at))
 	}
-	return fmt.Sprintf("seed=%d readings=[%s] lag=%v faults=%v too_large=%d rewinds=%v batch=%d@%d stop@%d switches=[%s]",
-		sc.seed, sc.rd, sc.lag, sc.faults, sc.tooLarge, sc.rewinds, sc.batch, sc.batchAt, sc.stopAt, strings.Join(sw, " "))
+	return fmt.Sprintf("seed=%d readings=[%s] lag=%v faults=%v too_large=%d rewinds=%v batch=%d@%d stop@%d switches=[%s] window_gaps=%v",
+		sc.seed, sc.rd, sc.lag, sc.faults, sc.tooLarge, sc.rewinds, sc.batch, sc.batchAt, sc.stopAt, strings.Join(sw, " "), sc.windowGaps)
 }
 
 // randomReadings draws one console: each reading of the specification's
@@ -188,6 +192,8 @@ func randomScenario(seed uint64) scenario {
 				}
 			}})
 	}
+	// (Drawn apart, so that the other schedules stay what they were.)
+	sc.windowGaps = *windowGapsDrawn && rand.New(rand.NewPCG(seed, 0x9a95)).IntN(10) == 0
 	if r.IntN(10) == 0 {
 		keep := 60 + r.IntN(300)
 		sc.switches = append(sc.switches, readingSwitch{5 + r.IntN(30), fmt.Sprintf("retain-last=%d", keep),
@@ -441,6 +447,9 @@ func (sc scenario) run(t testing.TB) outcome {
 	okSinceSwitch := countSwitchPolls
 	for i := 0; i < sc.polls; i++ {
 		switch x := r.IntN(20); {
+		case sc.windowGaps && i%10 == 9:
+			gaps := []time.Duration{opts.Window - time.Second, opts.Window, opts.Window + time.Second, opts.Window * 3 / 2}
+			clock.Advance(gaps[(i/10)%len(gaps)])
 		case x == 0:
 			clock.Advance(time.Duration(1+r.IntN(8)) * time.Minute) // an outage
 		default:
@@ -642,30 +651,32 @@ func TestScenarioPerFeature(t *testing.T) {
 
 // featureCases are the console behaviours, each set alone on a scenario.
 var featureCases = map[string]func(*scenario){
-	"default":                  func(*scenario) {},
-	"count running":            func(s *scenario) { s.rd.CountRunning = true },
-	"runnings empty":           func(s *scenario) { s.rd.Runnings = simulator.RunningsEmpty },
-	"runnings absent":          func(s *scenario) { s.rd.Runnings = simulator.RunningsAbsent },
-	"last console clock":       func(s *scenario) { s.rd.Last = simulator.LastConsoleClock; s.lag = -40 * time.Second },
-	"last newest":              func(s *scenario) { s.rd.Last = simulator.LastNewest },
-	"last ahead":               func(s *scenario) { s.rd.Last = simulator.LastAhead },
-	"completed only lagging":   func(s *scenario) { s.rd.Runnings = simulator.RunningsEmpty; s.lag = -70 * time.Second },
-	"node ahead":               func(s *scenario) { s.lag = 25 * time.Second },
-	"newest first":             func(s *scenario) { s.rd.NewestFirst = true },
-	"listing cap":              func(s *scenario) { s.rd.ListingCap = 7 },
-	"cap keeps newest":         func(s *scenario) { s.rd.ListingCap = 7; s.rd.CapKeepsNewest = true },
-	"max limit":                func(s *scenario) { s.rd.ListingCap = 7; s.rd.MaxLimit = 6 },
-	"exclusive since":          func(s *scenario) { s.rd.ExclusiveSince = true },
-	"bounds exclusive":         func(s *scenario) { s.rd.Bounds = simulator.BoundsExclusive },
-	"bounds start exclusive":   func(s *scenario) { s.rd.Bounds = simulator.BoundsStartExclusive },
-	"bounds end exclusive":     func(s *scenario) { s.rd.Bounds = simulator.BoundsEndExclusive },
-	"retain for":               func(s *scenario) { s.rd.RetainFor = 6 * time.Minute },
-	"retain last":              func(s *scenario) { s.rd.RetainLast = 150 },
-	"no date":                  func(s *scenario) { s.rd.NoDate = true },
-	"faults":                   func(s *scenario) { s.faults = true },
-	"too large":                func(s *scenario) { s.tooLarge = 40 },
-	"rewinds":                  func(s *scenario) { s.rewinds = true },
-	"batch beyond the listing": func(s *scenario) { s.rd.ListingCap = 7; s.batch, s.batchAt = 300, 10 },
+	"default":                   func(*scenario) {},
+	"count running":             func(s *scenario) { s.rd.CountRunning = true },
+	"runnings empty":            func(s *scenario) { s.rd.Runnings = simulator.RunningsEmpty },
+	"runnings absent":           func(s *scenario) { s.rd.Runnings = simulator.RunningsAbsent },
+	"last console clock":        func(s *scenario) { s.rd.Last = simulator.LastConsoleClock; s.lag = -40 * time.Second },
+	"last newest":               func(s *scenario) { s.rd.Last = simulator.LastNewest },
+	"last ahead":                func(s *scenario) { s.rd.Last = simulator.LastAhead },
+	"completed only lagging":    func(s *scenario) { s.rd.Runnings = simulator.RunningsEmpty; s.lag = -70 * time.Second },
+	"node ahead":                func(s *scenario) { s.lag = 25 * time.Second },
+	"newest first":              func(s *scenario) { s.rd.NewestFirst = true },
+	"listing cap":               func(s *scenario) { s.rd.ListingCap = 7 },
+	"cap keeps newest":          func(s *scenario) { s.rd.ListingCap = 7; s.rd.CapKeepsNewest = true },
+	"max limit":                 func(s *scenario) { s.rd.ListingCap = 7; s.rd.MaxLimit = 6 },
+	"exclusive since":           func(s *scenario) { s.rd.ExclusiveSince = true },
+	"bounds exclusive":          func(s *scenario) { s.rd.Bounds = simulator.BoundsExclusive },
+	"bounds start exclusive":    func(s *scenario) { s.rd.Bounds = simulator.BoundsStartExclusive },
+	"bounds end exclusive":      func(s *scenario) { s.rd.Bounds = simulator.BoundsEndExclusive },
+	"retain for":                func(s *scenario) { s.rd.RetainFor = 6 * time.Minute },
+	"retain last":               func(s *scenario) { s.rd.RetainLast = 150 },
+	"no date":                   func(s *scenario) { s.rd.NoDate = true },
+	"faults":                    func(s *scenario) { s.faults = true },
+	"too large":                 func(s *scenario) { s.tooLarge = 40 },
+	"rewinds":                   func(s *scenario) { s.rewinds = true },
+	"polls a window apart":      func(s *scenario) { s.windowGaps = true },
+	"polls a window apart, cap": func(s *scenario) { s.windowGaps = true; s.rd.ListingCap = 7 },
+	"batch beyond the listing":  func(s *scenario) { s.rd.ListingCap = 7; s.batch, s.batchAt = 300, 10 },
 	"stop aborts, count switches": func(s *scenario) {
 		s.rd.AbortOnStop, s.stopAt = true, 12
 		s.switches = []readingSwitch{{12, "count-running", func(rd *simulator.Readings) { rd.CountRunning = true }}}

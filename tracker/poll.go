@@ -226,12 +226,20 @@ func (p *poller) relistable(st *State, s *sink, from int64) bool {
 }
 
 // relistFrom is where a listing that reads whole what a cut listing left
-// starts: as listingFrom, but for the room a capped listing needs.
+// starts: as listingFrom, but for the room a capped listing needs, and no
+// later than the cut listing itself started. A cut listing's running
+// events carry the cursor to the console's present while the events it
+// showed stop at the cap (or start after it, on a console whose cap keeps
+// the newest): what lies between is read by this page, however long after
+// the cut it comes (polls an hour apart).
 func (p *poller) relistFrom(st *State) int64 {
 	cap := st.ListCap
 	st.ListCap = 0
 	from, _ := p.listingFrom(st)
 	st.ListCap = cap
+	if st.CutFrom != 0 {
+		from = min(from, max(st.CutFrom, st.Floor))
+	}
 	return from
 }
 
@@ -352,6 +360,10 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 	// (A page whose count stopped at the previous cursor leaves the newer
 	// events to the next poll too.)
 	st.ListCut, p.rep.Deferred = cut, cut || s.inherit && end <= c0
+	st.CutFrom = 0
+	if cut {
+		st.CutFrom = from
+	}
 	st.Deferred = 0
 	if cut {
 		// What the page must read: on a console not known to leave
@@ -538,6 +550,10 @@ func (p *poller) slide(st *State, hold bool) {
 	floor := st.Cursor - p.o.windowMS()
 	if st.Unread.Set && st.Unread.From < floor {
 		floor = st.Unread.From
+	}
+	if st.ListCut && st.CutFrom != 0 && st.CutFrom < floor {
+		// What the cut listing left is read by the next poll's page.
+		floor = max(st.CutFrom, st.Floor)
 	}
 	if hold {
 		floor = min(floor, st.Floor)

@@ -51,6 +51,11 @@ type State struct {
 	// interval with a page instead.
 	ListCap int  `json:"list_cap,omitempty"`
 	ListCut bool `json:"list_cut,omitempty"`
+	// CutFrom is where the cut listing started: the page reads from there
+	// (the listing's running events may have carried the cursor far past
+	// the events it showed), and the floor waits for it. 0: not known (a
+	// state written before it was kept): the page starts as a listing.
+	CutFrom int64 `json:"cut_from,omitempty"`
 	// Deferred is how many missing events the cut listing left to the next
 	// page; NoDefer is set when a page read fewer: listings no longer
 	// defer until a search finishes.
