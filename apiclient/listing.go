@@ -47,7 +47,10 @@ type listingDecoder struct {
 // read error of r (size limit, gzip, timeout).
 func decodeListing(r *bufio.Reader, h ListingHandler) (ListingInfo, error) {
 	d := listingDecoder{s: newScanner(r), h: h}
-	return d.info, d.decode()
+	// Decode first, then read d.info: in one return statement, Go leaves
+	// unspecified whether d.info is read before or after the call fills it.
+	err := d.decode()
+	return d.info, err
 }
 
 func (d *listingDecoder) decode() error {
