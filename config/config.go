@@ -5,15 +5,12 @@
 package config
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
-	"go.yaml.in/yaml/v3"
 )
 
 // Config is a loaded and validated configuration.
@@ -86,18 +83,6 @@ func Parse(data []byte, dir string) (*Config, error) {
 	}
 	sort.Slice(cfg.Clusters, func(i, j int) bool { return cfg.Clusters[i].Name < cfg.Clusters[j].Name })
 	return cfg, nil
-}
-
-// String is the configuration in force as YAML, defaults included and
-// secrets hidden, for the /config page and debug logs.
-func (c *Config) String() string {
-	var b strings.Builder
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(c); err != nil {
-		return fmt.Sprintf("<config not printable: %v>", err)
-	}
-	return b.String()
 }
 
 // NodeCount is the number of nodes over every cluster.

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -388,5 +389,47 @@ func TestExampleFileLoads(t *testing.T) {
 	}
 	if len(cfg.Clusters) != 1 || len(cfg.Clusters[0].Nodes) != 3 || cfg.Clusters[0].Console.Password != "pw" {
 		t.Errorf("example = %s", cfg)
+	}
+}
+
+// /config prints the configuration in force in the file's own form: saved
+// to a file, it loads again to the same configuration (the password as
+// <secret> where the file held one, the file named where it came from one).
+func TestPrintedConfigLoadsAgain(t *testing.T) {
+	for _, name := range []string{"single.yml", "clusters.yml"} {
+		t.Run(name, func(t *testing.T) {
+			abs, err := filepath.Abs(filepath.Join("testdata", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Load(abs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			printed := want.String()
+			if strings.Contains(printed, "password_source") || strings.Contains(printed, "secret\n") && !strings.Contains(printed, "<secret>") {
+				t.Errorf("printed:\n%s", printed)
+			}
+			path := filepath.Join(t.TempDir(), "printed.yml")
+			if err := os.WriteFile(path, []byte(printed), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Load(path)
+			if err != nil {
+				t.Fatalf("the printed configuration does not load: %v\n%s", err, printed)
+			}
+			for i := range want.Clusters {
+				if want.Clusters[i].Console.PasswordSource == "password" {
+					// The file held the password itself: printed hidden.
+					want.Clusters[i].Console.Password = "<secret>"
+				}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("loaded again:\n%+v\nwant\n%+v\nprinted:\n%s", got, want, printed)
+			}
+			if again := got.String(); again != printed {
+				t.Errorf("printed twice differently:\n%s\n---\n%s", printed, again)
+			}
+		})
 	}
 }
