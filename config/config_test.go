@@ -433,3 +433,21 @@ func TestPrintedConfigLoadsAgain(t *testing.T) {
 		})
 	}
 }
+
+// A password from the environment has no key in the file: /config says so
+// in a comment, and the print loads again (taking it from there once more).
+func TestPrintedConfigPasswordFromTheEnvironment(t *testing.T) {
+	t.Setenv(PasswordEnv, "from-env-Pa55")
+	cfg, err := Parse([]byte("console: {url: \"http://c:8082\", username: m}\nnodes: [{host: n1}]\n"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := cfg.String()
+	if !strings.HasPrefix(printed, "# the console: password from the environment ("+PasswordEnv+")\n") || strings.Contains(printed, "from-env-Pa55") {
+		t.Fatalf("printed:\n%s", printed)
+	}
+	again, err := Parse([]byte(printed), t.TempDir())
+	if err != nil || again.Clusters[0].Console.Password != "from-env-Pa55" {
+		t.Fatalf("loaded again: %v %+v", err, again)
+	}
+}
