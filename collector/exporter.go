@@ -1,9 +1,14 @@
-// Package collector turns the cluster's events into Prometheus metrics. It
-// knows Prometheus and the meaning of events; it knows nothing of HTTP (it
-// calls the console through apiclient).
+// Package collector polls the configured nodes and exposes what was
+// counted as Prometheus metrics. Per node it runs the polls (node.go: one
+// poll shared by every scrape that arrives while it runs, within the
+// scrape's deadline, deadline.go), drives the counting engine (tracker)
+// through the API client (apiclient, console.go), refreshes slow-changing
+// data (version, tables, indexes) and emits the series of each committed
+// state (the sub-collectors collector_*.go, series.go, descs.go). The state
+// file is the store package's; the HTTP server and flags are internal/app's.
 //
-// CONTRACT FILE: New, Options, Cluster, Node, SetClusters, RegisterFlags and
-// NewAPIObserver are what main.go codes against.
+// internal/app codes against New, Options, Cluster, Node, SetClusters,
+// RegisterFlags and NewAPIObserver.
 package collector
 
 import (
