@@ -11,6 +11,8 @@ import (
 	"time"
 
 	promconfig "github.com/prometheus/common/config"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/fserr"
 )
 
 // Config is a loaded and validated configuration.
@@ -101,8 +103,5 @@ func readProblem(err error) string {
 	case os.IsPermission(err):
 		return "permission denied"
 	}
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err.Error()
-	}
-	return err.Error()
+	return fserr.Bare(err).Error()
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	promconfig "github.com/prometheus/common/config"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/fserr"
 )
 
 // password picks the password in force. password and password_file exclude
@@ -92,9 +94,5 @@ func openProblem(err error) error {
 	case os.IsPermission(err):
 		return errors.New("permission denied")
 	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return fserr.Bare(err)
 }

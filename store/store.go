@@ -46,6 +46,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/indexima-exporter/indexima_exporter/internal/fserr"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -380,14 +381,4 @@ type payload struct {
 
 // unwrapPath drops the *os.PathError or *os.LinkError wrapper, whose paths
 // our messages already name.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
-}
+func unwrapPath(err error) error { return fserr.Bare(err) }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/internal/fserr"
 	"github.com/indexima-exporter/indexima_exporter/store"
 )
 
@@ -164,13 +164,5 @@ func (c savingCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func openErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
+	return fserr.Bare(err)
 }
