@@ -264,6 +264,24 @@ func TestVersionAndColumns(t *testing.T) {
 	if len(m.series("indexima_node_info", nil)) != 0 || len(m.series("indexima_table_columns", nil)) != 0 {
 		t.Errorf("disabled collectors still export")
 	}
+	// Switched off, they cost no call either: past first contact (whose
+	// clock reading may ask get/version for a Date), scrapes make no
+	// version or columns call, where the same scrapes with them on make
+	// both at every one (InfoRefresh of 1 ns; it runs on local time).
+	for _, on := range []bool{false, true} {
+		e := newEnv(t, simulator.Config{}, 1, Options{Enabled: map[string]bool{"version": on, "columns": on}, InfoRefresh: time.Nanosecond})
+		e.scrape(nil)
+		e.sim.ResetStats()
+		for i := 0; i < 5; i++ {
+			e.clock.Advance(time.Minute)
+			e.scrape(nil)
+		}
+		st := e.sim.Stats()
+		v, c := st.Requests["version"], st.Requests["columns"]
+		if on && (v == 0 || c == 0) || !on && (v != 0 || c != 0) {
+			t.Errorf("version and columns on=%v: console calls %v", on, st.Requests)
+		}
+	}
 	if _, err := New(Options{Enabled: map[string]bool{"nope": true}}); err == nil {
 		t.Errorf("unknown collector name accepted")
 	}
