@@ -2,6 +2,6 @@
 
 package faults
 
-// raceEnabled builds the exporter under test with -race when the suite
-// itself runs with -race, so the soak also hunts data races in the binary.
+// raceEnabled tells a suite run with -race: the soak is shorter then (the
+// exporter it runs is built with -race too, testkit.ExporterBinaryAsTests).
 const raceEnabled = true
