@@ -267,7 +267,7 @@ const clockSlackMS = 10_000
 // the catch-up's counts reach a day past the end of the backlog.
 func (bl *backlog) ofFirstContact(path string) bool {
 	for _, seg := range strings.Split(path, "/") {
-		if ms, err := strconv.ParseInt(seg, 10, 64); err == nil && ms > 1e12 && ms > bl.start+25*3600*1000 {
+		if ms, err := strconv.ParseInt(seg, 10, 64); err == nil && ms > bl.start+25*3600*1000 {
 			return false
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/fserr"
 )
 
 // writeAtomic replaces path's content with data: a temporary file in the
@@ -17,7 +19,7 @@ func writeAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("state file %q: creating a temporary file in %q: %w", path, dir, unwrapPath(err))
+		return fmt.Errorf("state file %q: creating a temporary file in %q: %w", path, dir, fserr.Bare(err))
 	}
 	tmpName := tmp.Name()
 	defer func() {
@@ -27,18 +29,18 @@ func writeAtomic(path string, data []byte) (err error) {
 		}
 	}()
 	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("state file %q: writing: %w", path, unwrapPath(err))
+		return fmt.Errorf("state file %q: writing: %w", path, fserr.Bare(err))
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("state file %q: syncing: %w", path, unwrapPath(err))
+		return fmt.Errorf("state file %q: syncing: %w", path, fserr.Bare(err))
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("state file %q: closing: %w", path, unwrapPath(err))
+		return fmt.Errorf("state file %q: closing: %w", path, fserr.Bare(err))
 	}
 	// CreateTemp makes the file 0600, which suits a file only the exporter
 	// reads; keep it that way.
 	if err = os.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("state file %q: renaming the temporary file into place: %w", path, unwrapPath(err))
+		return fmt.Errorf("state file %q: renaming the temporary file into place: %w", path, fserr.Bare(err))
 	}
 	syncDir(dir)
 	return nil
@@ -64,19 +66,19 @@ func readBounded(path string, limit int64) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("state file %q: %w", path, unwrapPath(err))
+		return nil, false, fmt.Errorf("state file %q: %w", path, fserr.Bare(err))
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, false, fmt.Errorf("state file %q: %w", path, unwrapPath(err))
+		return nil, false, fmt.Errorf("state file %q: %w", path, fserr.Bare(err))
 	}
 	if !st.Mode().IsRegular() {
 		return nil, false, fmt.Errorf("state file %q: %w", path, errNotRegular)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, false, fmt.Errorf("state file %q: reading: %w", path, unwrapPath(err))
+		return nil, false, fmt.Errorf("state file %q: reading: %w", path, fserr.Bare(err))
 	}
 	if int64(len(data)) > limit {
 		return nil, false, fmt.Errorf("state file %q: larger than %d bytes, not a state file of this exporter", path, limit)

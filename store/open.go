@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/indexima-exporter/indexima_exporter/internal/fserr"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -122,7 +123,7 @@ func Open(path string) (*Store, Opened, error) {
 	o.Unusable = err
 	o.SetAside = path + ".unreadable"
 	if err := os.Rename(path, o.SetAside); err != nil {
-		return nil, o, fmt.Errorf("state file %q: unusable (%v) and cannot be set aside: %w", path, o.Unusable, unwrapPath(err))
+		return nil, o, fmt.Errorf("state file %q: unusable (%v) and cannot be set aside: %w", path, o.Unusable, fserr.Bare(err))
 	}
 	for _, p := range s.strays("") {
 		if os.Rename(p, p+".unreadable") == nil {
@@ -193,7 +194,7 @@ func (s *Store) load(m manifest, gen int, o *Opened) error {
 	old := filepath.Join(filepath.Dir(s.path), m.SlotFile)
 	f, err := os.Open(old)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("state file %q: %w", old, unwrapPath(err))
+		return fmt.Errorf("state file %q: %w", old, fserr.Bare(err))
 	}
 	if f != nil {
 		defer f.Close()
@@ -211,7 +212,7 @@ func (s *Store) load(m manifest, gen int, o *Opened) error {
 			buf := make([]byte, 2*r.Size)
 			n, rerr := f.ReadAt(buf, r.At)
 			if rerr != nil && rerr != io.EOF {
-				return fmt.Errorf("state file %q: %w", old, unwrapPath(rerr))
+				return fmt.Errorf("state file %q: %w", old, fserr.Bare(rerr))
 			}
 			var body []byte
 			l.rec, l.seq, body, st, err = newestRecord(buf[:n], r.Size, key)
@@ -283,7 +284,7 @@ func (s *Store) rewrite(gen int, records map[string]loaded) error {
 	path := filepath.Join(filepath.Dir(s.path), s.name)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return fmt.Errorf("state file %q: %w", path, unwrapPath(err))
+		return fmt.Errorf("state file %q: %w", path, fserr.Bare(err))
 	}
 	keys := make([]string, 0, len(records))
 	for k := range records {
@@ -296,7 +297,7 @@ func (s *Store) rewrite(gen int, records map[string]loaded) error {
 		size := slotSize(len(l.rec))
 		if _, err := f.WriteAt(l.rec, at+int64(l.seq%2)*int64(size)); err != nil {
 			f.Close()
-			return fmt.Errorf("state file %q: writing: %w", path, unwrapPath(err))
+			return fmt.Errorf("state file %q: writing: %w", path, fserr.Bare(err))
 		}
 		s.nodes[k] = &node{key: k, at: at, size: size, seq: l.seq, listed: true, hash: l.hash}
 		at += 2 * int64(size)
@@ -307,7 +308,7 @@ func (s *Store) rewrite(gen int, records map[string]loaded) error {
 	}
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("state file %q: %w", path, unwrapPath(err))
+		return fmt.Errorf("state file %q: %w", path, fserr.Bare(err))
 	}
 	syncDir(filepath.Dir(path))
 	s.f, s.sync.f = f, f

@@ -250,7 +250,7 @@ func (s *Store) write(n *node, state func() *tracker.State) (*pending, error) {
 		// The slot may hold part of the record: its checksum fails, the
 		// other slot still holds the newest state on disk.
 		s.failures.Add(1)
-		return nil, fmt.Errorf("state of node %s: writing %s: %w", n.key, s.f.Name(), unwrapPath(err))
+		return nil, fmt.Errorf("state of node %s: writing %s: %w", n.key, s.f.Name(), fserr.Bare(err))
 	}
 	s.sync.written.Add(1)
 	return w, nil
@@ -261,7 +261,7 @@ func (s *Store) write(n *node, state func() *tracker.State) (*pending, error) {
 func (s *Store) syncWrites(ws []*pending) error {
 	if err := s.sync.wait(s.sync.written.Load()); err != nil {
 		s.failures.Add(uint64(len(ws)))
-		return fmt.Errorf("state file %q: syncing %s: %w", s.path, s.f.Name(), unwrapPath(err))
+		return fmt.Errorf("state file %q: syncing %s: %w", s.path, s.f.Name(), fserr.Bare(err))
 	}
 	for _, w := range ws {
 		w.n.seq, w.n.last, w.n.hash = w.seq, w.st, w.hash
@@ -378,7 +378,3 @@ type payload struct {
 	Key   string         `json:"key"`
 	State *tracker.State `json:"state"`
 }
-
-// unwrapPath drops the *os.PathError or *os.LinkError wrapper, whose paths
-// our messages already name.
-func unwrapPath(err error) error { return fserr.Bare(err) }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,3 +80,19 @@ func (r *reloader) reload() error {
 
 // config is the configuration in force, nil before the first load.
 func (r *reloader) config() *config.Config { return r.current.Load() }
+
+// configForGET is the configuration in force for a page that answers GET
+// (and HEAD) only: another method gets 405, no configuration yet 503; ok
+// is false when an answer was written.
+func (r *reloader) configForGET(w http.ResponseWriter, req *http.Request) (cfg *config.Config, ok bool) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "Use GET.", http.StatusMethodNotAllowed)
+		return nil, false
+	}
+	if cfg = r.config(); cfg == nil {
+		http.Error(w, "No configuration loaded yet.", http.StatusServiceUnavailable)
+		return nil, false
+	}
+	return cfg, true
+}

@@ -53,15 +53,10 @@ func sdGroups(cfg *config.Config) []sdGroup {
 // docs/scaling.md and deploy/prometheus/prometheus-probe.yml).
 func sdHandler(r *reloader) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodGet && req.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "Use GET.", http.StatusMethodNotAllowed)
-			return
-		}
-		cfg := r.config()
-		if cfg == nil {
-			// Prometheus keeps the targets it has when a refresh fails.
-			http.Error(w, "No configuration loaded yet.", http.StatusServiceUnavailable)
+		// Without a configuration, 503: Prometheus keeps the targets it has
+		// when a refresh fails.
+		cfg, ok := r.configForGET(w, req)
+		if !ok {
 			return
 		}
 		body, err := json.Marshal(sdGroups(cfg))

@@ -135,8 +135,10 @@ func TestSDListsTheNodesAsProbeTargetsAndFollowsReloads(t *testing.T) {
 		t.Errorf("/sd after a refused reload\n got %v\nwant %v", got, want)
 	}
 
-	if code, _ := r.do(http.MethodPost, "/sd"); code != http.StatusMethodNotAllowed {
-		t.Errorf("POST /sd: %d, want 405", code)
+	for _, path := range []string{"/sd", "/status"} {
+		if code, _ := r.do(http.MethodPost, path); code != http.StatusMethodNotAllowed {
+			t.Errorf("POST %s: %d, want 405", path, code)
+		}
 	}
 	if _, body := r.get("/"); !strings.Contains(body, `href="/sd"`) {
 		t.Error("the landing page does not link /sd")

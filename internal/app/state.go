@@ -42,7 +42,7 @@ func (s *stateStore) restore() error {
 	// Writable? Asked first, so a bad path fails before anything is logged.
 	probe, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".probe-*")
 	if err != nil {
-		return fmt.Errorf("--events.state-file %q: cannot write there: %v", s.path, openErr(err))
+		return fmt.Errorf("--events.state-file %q: cannot write there: %v", s.path, fserr.Bare(err))
 	}
 	probe.Close()
 	os.Remove(probe.Name())
@@ -161,8 +161,4 @@ type savingCollector struct {
 func (c savingCollector) Collect(ch chan<- prometheus.Metric) {
 	c.Collector.Collect(ch)
 	c.save()
-}
-
-func openErr(err error) error {
-	return fserr.Bare(err)
 }

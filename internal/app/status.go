@@ -77,14 +77,8 @@ type statusPoll struct {
 // should a console have echoed one in a body excerpt.
 func statusHandler(exp *collector.Exporter, r *reloader, metricsPath string, probeOnly bool, logger log.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
-		if req.Method != http.MethodGet && req.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "Use GET.", http.StatusMethodNotAllowed)
-			return
-		}
-		cfg := r.config()
-		if cfg == nil {
-			http.Error(w, "No configuration loaded yet.", http.StatusServiceUnavailable)
+		cfg, ok := r.configForGET(w, req)
+		if !ok {
 			return
 		}
 		page := buildStatusPage(exp.Status(), time.Now(), newRedactor(cfg))
