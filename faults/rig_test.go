@@ -392,6 +392,33 @@ func (r *rig) settle() scrape {
 	return s
 }
 
+// awaitUp scrapes at the current clock until every node is up. The
+// exporter's own waits (a login backoff after a refused password) run on
+// its real clock, while a scrape here is a minute of simulated time and a
+// few milliseconds of real time: left to run, one second of backoff would
+// be hours of the consoles' time, and the verdict would depend on the
+// machine's speed. Called when a fault clears, so an outage lasts as long
+// as its fault, in simulated time, on any machine.
+func (r *rig) awaitUp() scrape {
+	r.t.Helper()
+	var s scrape
+	deadline := time.Now().Add(2 * time.Minute)
+	for i := 0; i < 2400 && time.Now().Before(deadline); i++ {
+		s = r.scrape()
+		up := true
+		for _, n := range r.nodes {
+			u, _ := s.value("indexima_up", node(n))
+			up = up && u == 1
+		}
+		if up {
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.t.Fatalf("nodes not up again within 2 minutes of the fault's end")
+	return s
+}
+
 // run scrapes count times, moving the clock by step before each.
 func (r *rig) run(count int, step time.Duration) scrape {
 	r.t.Helper()

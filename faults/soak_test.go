@@ -35,6 +35,27 @@ type soak struct {
 	injected map[string]int
 	clear    []func()
 	state    string
+
+	downSince     map[string]time.Time // nodes down at the latest scrape, since when (simulated)
+	longestOutage time.Duration
+}
+
+// noteOutages follows, in simulated time, how long each node has been down.
+func (s *soak) noteOutages(sc scrape) {
+	if s.downSince == nil {
+		s.downSince = map[string]time.Time{}
+	}
+	now := s.r.clock.Now()
+	for _, n := range s.r.nodes {
+		if up, _ := sc.value("indexima_up", node(n)); up == 1 {
+			delete(s.downSince, n)
+			continue
+		}
+		if _, ok := s.downSince[n]; !ok {
+			s.downSince[n] = now
+		}
+		s.longestOutage = max(s.longestOutage, now.Sub(s.downSince[n]))
+	}
 }
 
 func (s *soak) node() string { return s.r.nodes[s.rng.IntN(len(s.r.nodes))] }
@@ -211,7 +232,11 @@ const minSoakFaults = 500
 // clock moves only between scrapes, so the verdict does not depend on the
 // machine's speed: a call that times out on a slow machine (a decompression
 // bomb under -race) and one that is refused on a fast one are both faults
-// the exporter must survive exactly. It prints the totals; run it with
+// the exporter must survive exactly. The exporter's own waits run on its
+// real clock, though: when a fault clears, the soak waits at the consoles'
+// clock for every node to be up (rig.awaitUp), so that a second of login
+// backoff is not hours of the consoles' time on a fast machine and seconds
+// on a slow one. It prints the totals; run it with
 //
 //	go test -run TestSoak -v ./faults/
 func TestSoak(t *testing.T) {
@@ -293,6 +318,9 @@ func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 			for _, c := range s.clear {
 				c()
 			}
+			if len(s.clear) > 0 {
+				r.awaitUp()
+			}
 			s.clear = nil
 			if s.rng.IntN(100) < faultChance {
 				x := s.rng.IntN(total)
@@ -305,7 +333,7 @@ func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 				}
 			}
 		}
-		r.scrape()
+		s.noteOutages(r.scrape())
 	}
 	for _, c := range s.clear {
 		c()
@@ -358,8 +386,15 @@ func runSoak(t *testing.T, sp soakProfile, seed uint64) int {
 	t.Logf("soak %s: faults injected %d: %s", sp.name, faults, strings.Join(kinds, ", "))
 	t.Logf("soak %s: console saw %d logins, %d failed logins, %d refused calls, %d requests",
 		sp.name, st.Logins, st.LoginFailures, st.Refused, sum(st.Requests))
+	t.Logf("soak %s: longest outage of a node %s (simulated)", sp.name, s.longestOutage)
 	if tl.lost != 0 || tl.doubled != 0 {
 		t.Errorf("soak %s: %d events lost, %d doubled", sp.name, tl.lost, tl.doubled)
+	}
+	if keep := cfg.Readings.RetainFor; keep > 0 && s.longestOutage >= keep {
+		// Events the console forgot while the exporter could not ask are
+		// lost by any exporter: the rig must not make such an outage.
+		t.Errorf("soak %s: a node was down %s, as long as the console keeps events (%s): the rig broke its own bound",
+			sp.name, s.longestOutage, keep)
 	}
 	if v, ok := final.value("indexima_exporter_logins_total", map[string]string{"result": "failure"}); ok && v > 50 {
 		t.Errorf("soak %s: %v failed logins: a login storm", sp.name, v)
