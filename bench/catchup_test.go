@@ -14,6 +14,7 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // catchUp is one exporter that has made first contact with the backlog's
@@ -33,11 +34,12 @@ func newCatchUp(tb testing.TB, url string) *catchUp {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	exp, err := collector.New(collector.Options{Logger: benchLogger(tb)})
+	polls := poller.New(poller.Options{Logger: benchLogger(tb)})
+	exp, err := collector.New(polls, collector.Options{Logger: benchLogger(tb)})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	exp.SetClusters([]collector.Cluster{{Client: client, Nodes: []collector.Node{
+	polls.SetClusters([]poller.Cluster{{Client: client, Nodes: []poller.Node{
 		{Target: apiclient.Node{Host: backlogNode.Host, Port: backlogNode.Port}}}}})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(exp)

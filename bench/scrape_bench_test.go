@@ -11,6 +11,7 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // slowCluster is an exporter (default options) polling n simulated nodes
@@ -26,11 +27,11 @@ func newSlowCluster(tb testing.TB, n int, latency time.Duration) *slowCluster {
 	tb.Helper()
 	clock := simulator.NewManualClock(time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC))
 	var nodes []simulator.NodeConfig
-	var targets []collector.Node
+	var targets []poller.Node
 	for i := range n {
 		nc := simulator.NodeConfig{Host: fmt.Sprintf("node-%03d", i), Port: 9999}
 		nodes = append(nodes, nc)
-		targets = append(targets, collector.Node{Target: apiclient.Node{Host: nc.Host, Port: nc.Port}})
+		targets = append(targets, poller.Node{Target: apiclient.Node{Host: nc.Host, Port: nc.Port}})
 	}
 	sim := simulator.New(simulator.Config{Users: map[string]string{"bench": "bench-password"}, Nodes: nodes,
 		Clock: clock, Seed: 3})
@@ -42,11 +43,12 @@ func newSlowCluster(tb testing.TB, n int, latency time.Duration) *slowCluster {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	exp, err := collector.New(collector.Options{Logger: benchLogger(tb)})
+	polls := poller.New(poller.Options{Logger: benchLogger(tb)})
+	exp, err := collector.New(polls, collector.Options{Logger: benchLogger(tb)})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	exp.SetClusters([]collector.Cluster{{Client: client, Nodes: targets}})
+	polls.SetClusters([]poller.Cluster{{Client: client, Nodes: targets}})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(exp)
 	c := &slowCluster{sim: sim, clock: clock, reg: reg}

@@ -19,7 +19,7 @@ func TestEventsAtCursorTimestamp(t *testing.T) {
 			name = "exclusive"
 		}
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, simulator.Config{Readings: simulator.Readings{ExclusiveSince: exclusive}}, 1, Options{})
+			e := newEnv(t, simulator.Config{Readings: simulator.Readings{ExclusiveSince: exclusive}}, 1, testOptions{})
 			n := e.nodes[0]
 			e.scrape(nil)
 			e.clock.Advance(time.Second)
@@ -78,7 +78,7 @@ func TestCappedListingsForcePaging(t *testing.T) {
 		{"silent limit below listing cap", 25, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, simulator.Config{Seed: 7, Rate: 4, Readings: simulator.Readings{ListingCap: tc.listing, MaxLimit: tc.page}}, 2, Options{})
+			e := newEnv(t, simulator.Config{Seed: 7, Rate: 4, Readings: simulator.Readings{ListingCap: tc.listing, MaxLimit: tc.page}}, 2, testOptions{})
 			r := rand.New(rand.NewPCG(3, 4))
 			e.scrape(nil)
 			e.sim.ResetStats()
@@ -98,7 +98,7 @@ func TestCappedListingsForcePaging(t *testing.T) {
 // A burst of thousands of events at one millisecond: pages made of that one
 // timestamp make the limit grow instead of looping.
 func TestBurstAtOneMillisecond(t *testing.T) {
-	e := newEnv(t, simulator.Config{Readings: simulator.Readings{ListingCap: 10}}, 1, Options{})
+	e := newEnv(t, simulator.Config{Readings: simulator.Readings{ListingCap: 10}}, 1, testOptions{})
 	n := e.nodes[0]
 	e.scrape(nil)
 	e.clock.Advance(time.Second)
@@ -127,7 +127,7 @@ func TestLongRunningEvents(t *testing.T) {
 }
 
 func testLongRunningEvents(t *testing.T, cfg simulator.Config) {
-	e := newEnv(t, cfg, 1, Options{})
+	e := newEnv(t, cfg, 1, testOptions{})
 	n := e.nodes[0]
 	e.sim.Append(n, simulator.Event{Type: simulator.TableLoaded, Date: e.nowMS() - 60_000, Duration: 10 * 60_000, Comment: "big.table"})
 	m := e.scrape(nil)
@@ -175,7 +175,7 @@ func testLongRunningEvents(t *testing.T, cfg simulator.Config) {
 // the node showed), nothing is counted twice, counters never go down, and
 // the counts are exact again once the clock has caught up.
 func TestNodeClockStepsBack(t *testing.T) {
-	e := newEnv(t, simulator.Config{Seed: 3, Rate: 3}, 2, Options{})
+	e := newEnv(t, simulator.Config{Seed: 3, Rate: 3}, 2, testOptions{})
 	r := rand.New(rand.NewPCG(5, 6))
 	shift := map[string]int64{}
 	e.scrape(shift)
@@ -210,7 +210,7 @@ func TestNodeClockStepsBack(t *testing.T) {
 // More pages than a poll may read: what is left is read by the next polls,
 // and in the end every event is counted once and reported once.
 func TestPageBoundResumes(t *testing.T) {
-	e := newEnv(t, simulator.Config{Readings: simulator.Readings{ListingCap: 2, MaxLimit: 2}}, 1, Options{})
+	e := newEnv(t, simulator.Config{Readings: simulator.Readings{ListingCap: 2, MaxLimit: 2}}, 1, testOptions{})
 	n := e.nodes[0]
 	e.scrape(nil)
 	t0 := e.nowMS()

@@ -5,16 +5,17 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // A backlog whose listing is larger than the client's body limit (a busy
 // node after a long outage) is read in event/asc pages instead: the node is
 // not stuck down retrying the same listing, and every event is counted once.
 func TestBacklogOverBodyLimitIsReadInPages(t *testing.T) {
-	e := newEnv(t, simulator.Config{}, 1, Options{})
+	e := newEnv(t, simulator.Config{}, 1, testOptions{})
 	// Pages of 1000 events fit in 256 KiB; the 10,000-event listing does not.
 	e.maxBody = 256 << 10
-	e.exp.SetClusters([]Cluster{e.cluster("", e.nodes...)})
+	e.p.SetClusters([]poller.Cluster{e.cluster("", e.nodes...)})
 	n := e.nodes[0]
 	e.scrape(nil) // first contact: the day's listing is small
 

@@ -70,7 +70,7 @@ func (eventsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 	for _, s := range countSemantics {
 		gauge(d.countSemantics, boolValue(s == detected), s)
 	}
-	return v.res.err
+	return v.res.Err
 }
 
 func sortedKeys[V any](m map[string]V) []string {

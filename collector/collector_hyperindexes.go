@@ -15,5 +15,5 @@ func (hyperindexesCollector) update(ch chan<- prometheus.Metric, v *nodeView) er
 	for _, name := range sortedKeys(v.st.Indexes) {
 		v.gauge(ch, v.d.hyperindex, boolValue(v.st.Indexes[name].Loaded), name)
 	}
-	return v.res.err
+	return v.res.Err
 }

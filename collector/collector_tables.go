@@ -15,5 +15,5 @@ func (tablesCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 	for _, name := range sortedKeys(v.st.Tables) {
 		v.gauge(ch, v.d.table, 1, name)
 	}
-	return v.res.err
+	return v.res.Err
 }

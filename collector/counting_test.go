@@ -11,7 +11,7 @@ import (
 // Background events at a steady rate, scraped at irregular intervals: every
 // event completed after first contact is counted once, none before.
 func TestCountsMatchTruthWithBackgroundRate(t *testing.T) {
-	e := newEnv(t, simulator.Config{Seed: 1, Rate: 3}, 3, Options{})
+	e := newEnv(t, simulator.Config{Seed: 1, Rate: 3}, 3, testOptions{})
 	r := rand.New(rand.NewPCG(1, 2))
 	m := e.scrape(nil)
 	for _, n := range e.nodes {

@@ -1,169 +1,108 @@
-// Package collector polls the configured nodes and exposes what was
-// counted as Prometheus metrics. Per node it runs the polls (node.go: one
-// poll shared by every scrape that arrives while it runs, within the
-// scrape's deadline, deadline.go), drives the counting engine (tracker)
-// through the API client (apiclient, console.go), refreshes slow-changing
-// data (version, tables, indexes) and emits the series of each committed
-// state (the sub-collectors collector_*.go, series.go, descs.go). The state
-// file is the store package's; the HTTP server and flags are internal/app's.
+// Package collector is the exposition room: it turns the nodes' committed
+// states into Prometheus series. Its Exporter is a prometheus.Collector
+// that, at each scrape, asks the poller (package poller) to poll the nodes
+// within the scrape's deadline, then reads what the polls committed and
+// emits, per node, the core series (scrape.go) and those of every enabled
+// sub-collector (collector_*.go, one file each, joining the registry in
+// registry.go from its init), with descriptors as data (descs.go) and
+// const series built for hundreds of nodes (series.go). NewAPIObserver
+// (observer.go) feeds the exporter's own metrics of its console calls.
 //
-// internal/app codes against New, Options, Cluster, Node, SetClusters,
-// RegisterFlags and NewAPIObserver.
+// It does not poll, count, keep cursors or talk HTTP: polls, deadlines,
+// shared polls, failure reasons and info calls are the poller's, counting
+// is the engine's (tracker), HTTP is the client's (apiclient). The state
+// file is package store's; the HTTP server and flags are internal/app's.
 package collector
 
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
-	"github.com/indexima-exporter/indexima_exporter/apiclient"
-	"github.com/indexima-exporter/indexima_exporter/tracker"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
-// Cluster is one configured cluster: a console client and its nodes.
-type Cluster struct {
-	Name   string // module name; "" for the single unnamed cluster (no cluster label)
-	Client *apiclient.Client
-	Nodes  []Node
-}
-
-// Node is one configured node.
-type Node struct {
-	Name   string // value of the node label; default host:port
-	Target apiclient.Node
-}
-
-// Options of the exporter; zero values get defaults in New.
+// Options of the exporter.
 type Options struct {
-	Logger         log.Logger
-	Enabled        map[string]bool // sub-collector switches, from RegisterFlags
-	Concurrency    int             // nodes polled at once; default DefaultConcurrency
-	MaxLabelValues int             // per node and label (tables, indexes, down nodes); default 500
-	MaxEventTypes  int             // distinct unknown event type names before OTHER, per node; default 32
-	InfoRefresh    time.Duration   // refresh interval of version and columns; default 10m
-	// LateWindow, LookBack and LookBackCalls are the counting engine's
-	// (tracker.Options): how late an event may become visible and still be
-	// counted, and how far first contact reads back to learn the state.
-	LateWindow    time.Duration
-	LookBack      time.Duration
-	LookBackCalls int
+	Logger  log.Logger
+	Enabled map[string]bool // sub-collector switches, from RegisterFlags
 }
-
-// DefaultConcurrency is the default bound of the nodes polled at once. A
-// scrape takes as long as the slowest node's own calls only while every
-// node gets a slot at once: with 200 nodes answering in 50 ms, a bound of
-// 32 made a scrape 7 rounds of calls (700 ms) instead of one (100 ms). The
-// calls are small and mostly waiting, so the bound is there against a
-// configuration of thousands of nodes, not for the usual cluster.
-const DefaultConcurrency = 256
 
 // Exporter is the prometheus.Collector of the whole exporter.
 type Exporter struct {
-	opts   Options
+	p      *poller.Poller
 	logger log.Logger
-	engine tracker.Options // the counting engine's options (its Logger set per node)
-	sem    chan struct{}   // bounds the polls running at once
 	subs   []namedCollector
+	want   poller.InfoCalls // the info calls the enabled sub-collectors read
 
-	mu       sync.RWMutex
-	clusters []*clusterRuntime
+	mu     sync.Mutex
+	set    *poller.Set // the configuration clusters was made for
+	series []*clusterSeries
 }
 
-// clusterRuntime is one configured cluster and its nodes.
-type clusterRuntime struct {
+// clusterSeries is one configured cluster as the exposition sees it: its
+// descriptors and its nodes' labels.
+type clusterSeries struct {
 	name  string
 	d     *descs
-	nodes []*nodeRuntime
+	nodes []nodeSeries
 }
 
-// New returns an exporter with no clusters yet.
-func New(opts Options) (*Exporter, error) {
+// nodeSeries is one configured node and its labels.
+type nodeSeries struct {
+	n      *poller.NodeRuntime
+	labels []string         // values of the node labels: [cluster,] node
+	pairs  []*dto.LabelPair // the same as label pairs, shared by the node's series
+}
+
+// New returns the exporter of the nodes p polls. Unknown names in
+// opts.Enabled are an error.
+func New(p *poller.Poller, opts Options) (*Exporter, error) {
 	if opts.Logger == nil {
 		opts.Logger = log.NewNopLogger()
-	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = DefaultConcurrency
-	}
-	if opts.MaxLabelValues <= 0 {
-		opts.MaxLabelValues = 500
-	}
-	if opts.MaxEventTypes <= 0 {
-		opts.MaxEventTypes = 32
-	}
-	if opts.InfoRefresh <= 0 {
-		opts.InfoRefresh = 10 * time.Minute
 	}
 	subs, err := enabledCollectors(opts.Enabled)
 	if err != nil {
 		return nil, err
 	}
-	return &Exporter{
-		opts:   opts,
-		logger: opts.Logger,
-		engine: tracker.Options{Window: opts.LateWindow, LookBack: opts.LookBack, LookBackCalls: opts.LookBackCalls,
-			Limits: tracker.Limits{MaxLabelValues: opts.MaxLabelValues, MaxEventTypes: opts.MaxEventTypes}},
-		sem:  make(chan struct{}, opts.Concurrency),
-		subs: subs,
-	}, nil
-}
-
-// SetClusters applies a (re)loaded configuration. Nodes that stay keep their
-// cursors and state; removed nodes are forgotten, so their series vanish.
-// A node stays when its cluster name and target (host:port) stay.
-func (e *Exporter) SetClusters(clusters []Cluster) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	old := map[string]*nodeRuntime{}
-	for _, c := range e.clusters {
-		for _, n := range c.nodes {
-			old[nodeID(c.name, n.target)] = n
+	e := &Exporter{p: p, logger: opts.Logger, subs: subs}
+	for _, sc := range subs {
+		switch sc.name {
+		case "version":
+			e.want.Version = true
+		case "columns":
+			e.want.Columns = true
 		}
 	}
-	var next []*clusterRuntime
-	for _, c := range clusters {
-		d := newDescs(c.Name != "")
-		cr := &clusterRuntime{name: c.Name, d: d}
-		for _, nd := range c.Nodes {
-			name := nd.Name
-			if name == "" {
-				name = nd.Target.String()
-			}
+	return e, nil
+}
+
+// seriesOf returns the clusters of set with their descriptors and labels,
+// made once per configuration.
+func (e *Exporter) seriesOf(set *poller.Set) []*clusterSeries {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.set == set {
+		return e.series
+	}
+	out := make([]*clusterSeries, 0, len(set.Clusters))
+	for _, c := range set.Clusters {
+		cs := &clusterSeries{name: c.Name, d: newDescs(c.Name != "")}
+		for _, n := range c.Nodes {
+			name := n.Name()
 			labels, names := []string{name}, []string{"node"}
 			if c.Name != "" {
 				labels, names = []string{c.Name, name}, []string{"cluster", "node"}
 			}
-			var api nodeAPI
-			if c.Client != nil {
-				api = c.Client
-			}
-			nr := old[nodeID(c.Name, nd.Target)]
-			if nr == nil {
-				nr = &nodeRuntime{cluster: c.Name, target: nd.Target, state: &tracker.State{}}
-			}
-			delete(old, nodeID(c.Name, nd.Target)) // a node listed twice gets a fresh runtime the second time
-			nr.mu.Lock()
-			nr.name, nr.labels, nr.pairs, nr.d, nr.api = name, labels, labelPairs(names, labels), d, api
-			nr.mu.Unlock()
-			cr.nodes = append(cr.nodes, nr)
+			cs.nodes = append(cs.nodes, nodeSeries{n: n, labels: labels, pairs: labelPairs(names, labels)})
 		}
-		next = append(next, cr)
+		out = append(out, cs)
 	}
-	e.clusters = next
-}
-
-// lateWindow is the engine's late window, defaults applied.
-func (e *Exporter) lateWindow() time.Duration {
-	if e.engine.Window > 0 {
-		return e.engine.Window
-	}
-	return tracker.DefaultWindow
-}
-
-func nodeID(cluster string, target apiclient.Node) string {
-	return cluster + "\x00" + target.String()
+	e.set, e.series = set, out
+	return out
 }
 
 // Describe implements prometheus.Collector. It sends nothing: the exporter
@@ -173,10 +112,10 @@ func nodeID(cluster string, target apiclient.Node) string {
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {}
 
 // Collect implements prometheus.Collector: it polls every node (shared with
-// concurrent scrapes) within DefaultScrapeBudget and emits their metrics.
-// A scrape that knows its deadline uses Scrape instead.
+// concurrent scrapes) within poller.DefaultScrapeBudget and emits their
+// metrics. A scrape that knows its deadline uses Scrape instead.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultScrapeBudget)
+	ctx, cancel := context.WithTimeout(context.Background(), poller.DefaultScrapeBudget)
 	defer cancel()
 	e.Scrape(ctx).Collect(ch)
 }
@@ -186,10 +125,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 // not done by then is down for that scrape, the others are served on time.
 func (e *Exporter) Scrape(ctx context.Context) prometheus.Collector {
 	return collectorFunc(func(ch chan<- prometheus.Metric) {
-		e.mu.RLock()
-		clusters := e.clusters
-		e.mu.RUnlock()
-		e.collect(ctx, ch, clusters)
+		e.collect(ctx, ch, e.seriesOf(e.p.Current()))
 	})
 }
 
@@ -198,38 +134,16 @@ func (e *Exporter) Scrape(ctx context.Context) prometheus.Collector {
 // ("" for the unnamed one), target the node's name or host:port. Polls are
 // shared with the main collector.
 func (e *Exporter) NodeCollector(ctx context.Context, cluster, target string) (prometheus.Collector, bool) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	c, n := e.findNode(cluster, target)
-	if n == nil {
+	set := e.p.Current()
+	ci, ni, ok := set.Find(cluster, target)
+	if !ok {
 		return nil, false
 	}
-	one := &clusterRuntime{name: c.name, d: c.d, nodes: []*nodeRuntime{n}}
+	c := e.seriesOf(set)[ci]
+	one := &clusterSeries{name: c.name, d: c.d, nodes: []nodeSeries{c.nodes[ni]}}
 	return collectorFunc(func(ch chan<- prometheus.Metric) {
-		e.collect(ctx, ch, []*clusterRuntime{one})
+		e.collect(ctx, ch, []*clusterSeries{one})
 	}), true
-}
-
-// findNode returns the node a /probe names and its cluster, nil if none (call with e.mu
-// held): by name first, so that the usual probe (by name, or by host:port,
-// the default name) formats no address.
-func (e *Exporter) findNode(cluster, target string) (*clusterRuntime, *nodeRuntime) {
-	for _, c := range e.clusters {
-		if c.name != cluster {
-			continue
-		}
-		for _, n := range c.nodes {
-			if n.name == target {
-				return c, n
-			}
-		}
-		for _, n := range c.nodes {
-			if n.target.String() == target {
-				return c, n
-			}
-		}
-	}
-	return nil, nil
 }
 
 // collectorFunc is an unchecked prometheus.Collector made of a function.

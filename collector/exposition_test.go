@@ -17,6 +17,7 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 	"github.com/indexima-exporter/indexima_exporter/store"
 )
 
@@ -24,9 +25,9 @@ import (
 // _total on counters only.
 func TestExpositionPassesPromtool(t *testing.T) {
 	promtool := testkit.Tool(t, "promtool", "Debian package prometheus")
-	e := newEnv(t, simulator.Config{Seed: 1, Rate: 3}, 2, Options{Enabled: map[string]bool{"columns": true}})
+	e := newEnv(t, simulator.Config{Seed: 1, Rate: 3}, 2, testOptions{Enabled: map[string]bool{"columns": true}})
 	e.observer = NewAPIObserver(e.reg)
-	e.exp.SetClusters([]Cluster{e.cluster("", e.nodes...)})
+	e.p.SetClusters([]poller.Cluster{e.cluster("", e.nodes...)})
 	e.scrape(nil)
 	e.clock.Advance(30 * time.Second)
 	e.sim.ReportNodeDown(e.nodes[0], e.nodes[1])
@@ -106,7 +107,7 @@ func TestAPIObserver(t *testing.T) {
 
 // A single node can be collected alone (for /probe), sharing the polls.
 func TestNodeCollector(t *testing.T) {
-	e := newEnv(t, simulator.Config{Seed: 6, Rate: 2}, 2, Options{})
+	e := newEnv(t, simulator.Config{Seed: 6, Rate: 2}, 2, testOptions{})
 	e.scrape(nil)
 	c, ok := e.exp.NodeCollector(context.Background(), "", e.nodes[1])
 	if !ok {
@@ -135,7 +136,7 @@ func TestNodeCollector(t *testing.T) {
 // look-back (the state gauges are in the state), and its counters keep the
 // created timestamp of the first contact.
 func TestSnapshotRestore(t *testing.T) {
-	e := newEnv(t, simulator.Config{Seed: 8, Rate: 3}, 2, Options{})
+	e := newEnv(t, simulator.Config{Seed: 8, Rate: 3}, 2, testOptions{})
 	before := time.Now()
 	first := e.scrape(nil)
 	created := createdOf(t, first, e.nodes[0])
@@ -151,7 +152,7 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nodes []store.Node
-	for _, n := range e.exp.NodeStates() {
+	for _, n := range e.p.NodeStates() {
 		nodes = append(nodes, store.Node{Key: n.Key, State: n.State})
 	}
 	if err := st.SaveAll(nodes); err != nil {
@@ -161,15 +162,12 @@ func TestSnapshotRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp2, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	exp2.SetClusters([]Cluster{e.cluster("", e.nodes...)})
-	if got := exp2.Restore(opened.States); got != 2 {
+	p2, exp2 := newExporter(t, testOptions{})
+	p2.SetClusters([]poller.Cluster{e.cluster("", e.nodes...)})
+	if got := p2.Restore(opened.States); got != 2 {
 		t.Fatalf("restored %d nodes, want 2", got)
 	}
-	e.exp = exp2
+	e.p, e.exp = p2, exp2
 	e.reg = prometheus.NewRegistry()
 	e.reg.MustRegister(exp2)
 	e.sim.ResetStats()

@@ -24,7 +24,7 @@ func TestFirstContactKnowsTheStateAtAnyHour(t *testing.T) {
 		{"started three days back", time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC), 72 * time.Hour, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnvAt(t, tc.at, simulator.Config{StartedAgo: tc.ago}, 2, Options{})
+			e := newEnvAt(t, tc.at, simulator.Config{StartedAgo: tc.ago}, 2, testOptions{})
 			// After the start: one hyperindex unloaded (memory low), still
 			// before first contact.
 			for _, n := range e.nodes {
@@ -94,7 +94,7 @@ func TestFirstContactKnowsTheStateAtAnyHour(t *testing.T) {
 // the look-back stays within its bound of calls, and counting works.
 func TestFirstContactBeyondTheLookBack(t *testing.T) {
 	at := time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
-	e := newEnvAt(t, at, simulator.Config{StartedAgo: 8 * 24 * time.Hour}, 1, Options{LookBack: 7 * 24 * time.Hour})
+	e := newEnvAt(t, at, simulator.Config{StartedAgo: 8 * 24 * time.Hour}, 1, testOptions{LookBack: 7 * 24 * time.Hour})
 	n := e.nodes[0]
 	e.sim.ResetStats()
 	m := e.scrape(nil)
@@ -121,7 +121,7 @@ func TestFirstContactBeyondTheLookBack(t *testing.T) {
 // read is not taken as the baseline (nothing of it is counted later either).
 func TestFirstContactLookBackCallBound(t *testing.T) {
 	at := time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
-	e := newEnvAt(t, at, simulator.Config{}, 1, Options{LookBackCalls: 3})
+	e := newEnvAt(t, at, simulator.Config{}, 1, testOptions{LookBackCalls: 3})
 	n := e.nodes[0]
 	var evs []simulator.Event
 	for i := 0; i < 12000; i++ { // more than two pages of 5000

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -52,7 +53,7 @@ func sortStrings(s []string) []string {
 // Cluster state, hyperindexes, tables and preload follow the scenario: a
 // memory-low episode, a stop, a start with loads running for seconds.
 func TestStateGaugesFollowTheCluster(t *testing.T) {
-	e := newEnv(t, simulator.Config{Seed: 2}, 1, Options{})
+	e := newEnv(t, simulator.Config{Seed: 2}, 1, testOptions{})
 	n := e.nodes[0]
 	tables, indexes := sortStrings(e.sim.Tables(n)), sortStrings(e.sim.Indexes(n))
 
@@ -124,7 +125,7 @@ func TestStateGaugesFollowTheCluster(t *testing.T) {
 // Unknown types get their own label up to MaxEventTypes names; beyond, and
 // names that do not look like a type, go to OTHER.
 func TestUnknownEventTypes(t *testing.T) {
-	e := newEnv(t, simulator.Config{}, 1, Options{MaxEventTypes: 2})
+	e := newEnv(t, simulator.Config{}, 1, testOptions{MaxEventTypes: 2})
 	n := e.nodes[0]
 	e.scrape(nil)
 	at := e.nowMS()
@@ -150,7 +151,7 @@ func TestUnknownEventTypes(t *testing.T) {
 // Label values from comments: bounded per node (the rest dropped and
 // counted), valid UTF-8, at most 128 bytes.
 func TestLabelValueBounds(t *testing.T) {
-	e := newEnv(t, simulator.Config{}, 1, Options{MaxLabelValues: 3})
+	e := newEnv(t, simulator.Config{}, 1, testOptions{MaxLabelValues: 3})
 	n := e.nodes[0]
 	m := e.scrape(nil)
 	if got := len(m.series("indexima_table_loaded", l("node", n))); got != 3 {
@@ -177,7 +178,7 @@ func TestLabelValueBounds(t *testing.T) {
 		t.Errorf("dropped table = %v, want 1", got)
 	}
 
-	e2 := newEnv(t, simulator.Config{}, 1, Options{})
+	e2 := newEnv(t, simulator.Config{}, 1, testOptions{})
 	n2 := e2.nodes[0]
 	e2.scrape(nil)
 	long := strings.Repeat("é", 100) // 200 bytes
@@ -196,13 +197,13 @@ func TestLabelValueBounds(t *testing.T) {
 // A node removed by a reload vanishes from the output; nodes that stay keep
 // their state; several clusters carry the cluster label.
 func TestReconfiguration(t *testing.T) {
-	e := newEnv(t, simulator.Config{Seed: 4, Rate: 2}, 3, Options{})
+	e := newEnv(t, simulator.Config{Seed: 4, Rate: 2}, 3, testOptions{})
 	e.scrape(nil)
 	e.clock.Advance(10 * time.Second)
 	m := e.scrape(nil)
 	e.checkTruth(m, nil)
 	gone := e.nodes[2]
-	e.exp.SetClusters([]Cluster{e.cluster("", e.nodes[:2]...)})
+	e.p.SetClusters([]poller.Cluster{e.cluster("", e.nodes[:2]...)})
 	e.clock.Advance(10 * time.Second)
 	m = e.scrape(nil)
 	for _, mf := range m {
@@ -217,7 +218,7 @@ func TestReconfiguration(t *testing.T) {
 	e.nodes = e.nodes[:2]
 	e.checkTruth(m, nil) // kept nodes kept their baseline and counts
 
-	e.exp.SetClusters([]Cluster{e.cluster("east", e.nodes[0]), e.cluster("west", e.nodes[1])})
+	e.p.SetClusters([]poller.Cluster{e.cluster("east", e.nodes[0]), e.cluster("west", e.nodes[1])})
 	m = e.scrape(nil)
 	for i, c := range []string{"east", "west"} {
 		if got := m.value(t, "indexima_up", l("cluster", c, "node", e.nodes[i])); got != 1 {
@@ -237,7 +238,7 @@ func TestReconfiguration(t *testing.T) {
 // The version and columns sub-collectors; the collector switches.
 func TestVersionAndColumns(t *testing.T) {
 	e := newEnv(t, simulator.Config{Nodes: []simulator.NodeConfig{{Host: "n1.test", Version: "2025.2.1"}}}, 0,
-		Options{Enabled: map[string]bool{"columns": true}})
+		testOptions{Enabled: map[string]bool{"columns": true}})
 	n := e.nodes[0]
 	m := e.scrape(nil)
 	if got := m.value(t, "indexima_node_info", l("node", n, "version", "2025.2.1")); got != 1 {
@@ -259,7 +260,7 @@ func TestVersionAndColumns(t *testing.T) {
 		t.Errorf("info called again before InfoRefresh: %v", st.Requests)
 	}
 
-	off := newEnv(t, simulator.Config{}, 1, Options{Enabled: map[string]bool{"version": false}})
+	off := newEnv(t, simulator.Config{}, 1, testOptions{Enabled: map[string]bool{"version": false}})
 	m = off.scrape(nil)
 	if len(m.series("indexima_node_info", nil)) != 0 || len(m.series("indexima_table_columns", nil)) != 0 {
 		t.Errorf("disabled collectors still export")
@@ -269,7 +270,7 @@ func TestVersionAndColumns(t *testing.T) {
 	// version or columns call, where the same scrapes with them on make
 	// both at every one (InfoRefresh of 1 ns; it runs on local time).
 	for _, on := range []bool{false, true} {
-		e := newEnv(t, simulator.Config{}, 1, Options{Enabled: map[string]bool{"version": on, "columns": on}, InfoRefresh: time.Nanosecond})
+		e := newEnv(t, simulator.Config{}, 1, testOptions{Enabled: map[string]bool{"version": on, "columns": on}, InfoRefresh: time.Nanosecond})
 		e.scrape(nil)
 		e.sim.ResetStats()
 		for i := 0; i < 5; i++ {
@@ -282,7 +283,7 @@ func TestVersionAndColumns(t *testing.T) {
 			t.Errorf("version and columns on=%v: console calls %v", on, st.Requests)
 		}
 	}
-	if _, err := New(Options{Enabled: map[string]bool{"nope": true}}); err == nil {
+	if _, err := New(poller.New(poller.Options{}), Options{Enabled: map[string]bool{"nope": true}}); err == nil {
 		t.Errorf("unknown collector name accepted")
 	}
 }

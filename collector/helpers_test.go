@@ -16,6 +16,7 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // env is one test setup: a simulator on loopback with a manual clock, a real
@@ -24,6 +25,7 @@ type env struct {
 	t     *testing.T
 	sim   *simulator.Simulator
 	clock *simulator.ManualClock
+	p     *poller.Poller
 	exp   *Exporter
 	reg   *prometheus.Registry
 	nodes []string // simulator node keys, also the node label values
@@ -50,13 +52,36 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newEnv(t *testing.T, cfg simulator.Config, nodes int, opts Options) *env {
+// testOptions are the poller's and the exporter's options of a test.
+type testOptions struct {
+	Logger         log.Logger
+	Enabled        map[string]bool
+	MaxLabelValues int
+	MaxEventTypes  int
+	InfoRefresh    time.Duration
+	LookBack       time.Duration
+	LookBackCalls  int
+}
+
+// newExporter returns a poller and an exporter reading it.
+func newExporter(t *testing.T, opts testOptions) (*poller.Poller, *Exporter) {
+	t.Helper()
+	p := poller.New(poller.Options{Logger: opts.Logger, MaxLabelValues: opts.MaxLabelValues, MaxEventTypes: opts.MaxEventTypes,
+		InfoRefresh: opts.InfoRefresh, LookBack: opts.LookBack, LookBackCalls: opts.LookBackCalls})
+	exp, err := New(p, Options{Logger: opts.Logger, Enabled: opts.Enabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, exp
+}
+
+func newEnv(t *testing.T, cfg simulator.Config, nodes int, opts testOptions) *env {
 	t.Helper()
 	return newEnvAt(t, testStart, cfg, nodes, opts)
 }
 
 // newEnvAt is newEnv with the simulated clock starting at start.
-func newEnvAt(t *testing.T, start time.Time, cfg simulator.Config, nodes int, opts Options) *env {
+func newEnvAt(t *testing.T, start time.Time, cfg simulator.Config, nodes int, opts testOptions) *env {
 	t.Helper()
 	clock := simulator.NewManualClock(start)
 	cfg.Clock = clock
@@ -76,14 +101,11 @@ func newEnvAt(t *testing.T, start time.Time, cfg simulator.Config, nodes int, op
 	if opts.Logger == nil {
 		opts.Logger = log.NewLogfmtLogger(testWriter{t})
 	}
-	exp, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, sim: sim, clock: clock, exp: exp, reg: prometheus.NewRegistry(),
+	p, exp := newExporter(t, opts)
+	e := &env{t: t, sim: sim, clock: clock, p: p, exp: exp, reg: prometheus.NewRegistry(),
 		nodes: sim.Nodes(), baseline: map[string]int64{}, high: map[string]int64{}}
 	e.reg.MustRegister(exp)
-	exp.SetClusters([]Cluster{e.cluster("", e.nodes...)})
+	p.SetClusters([]poller.Cluster{e.cluster("", e.nodes...)})
 	return e
 }
 
@@ -99,11 +121,11 @@ func (e *env) client() *apiclient.Client {
 }
 
 // cluster builds a configured cluster of the given simulator node keys.
-func (e *env) cluster(name string, keys ...string) Cluster {
-	c := Cluster{Name: name, Client: e.client()}
+func (e *env) cluster(name string, keys ...string) poller.Cluster {
+	c := poller.Cluster{Name: name, Client: e.client()}
 	for _, k := range keys {
 		host, port := splitKey(e.t, k)
-		c.Nodes = append(c.Nodes, Node{Name: k, Target: apiclient.Node{Host: host, Port: port}})
+		c.Nodes = append(c.Nodes, poller.Node{Name: k, Target: apiclient.Node{Host: host, Port: port}})
 	}
 	return c
 }

@@ -18,6 +18,3 @@ const (
 	labelTable    = tracker.LabelTable
 	labelDownNode = tracker.LabelDownNode
 )
-
-// sanitizeLabel makes an answer usable as a label value (tracker.SanitizeLabel).
-func sanitizeLabel(s string) string { return tracker.SanitizeLabel(s) }

@@ -18,7 +18,7 @@ func lateScenario(t *testing.T, cfg simulator.Config, lags []time.Duration, even
 	for i, lag := range lags {
 		cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: "lag" + string(rune('a'+i)) + ".test", ClockOffset: lag})
 	}
-	e := newEnv(t, cfg, len(lags), Options{})
+	e := newEnv(t, cfg, len(lags), testOptions{})
 	shift := map[string]int64{}
 	for i, n := range e.nodes {
 		shift[n] = lags[i].Milliseconds()

@@ -32,7 +32,7 @@ func TestBusyNodesTwoCallsAndAnHonestSelfCheck(t *testing.T) {
 	for _, rate := range []float64{0.2, 2, 20} {
 		for _, countRunning := range []bool{false, true} {
 			t.Run(fmt.Sprintf("rate=%g count_running=%v", rate, countRunning), func(t *testing.T) {
-				e := newEnv(t, simulator.Config{Seed: 5, Rate: rate, Readings: simulator.Readings{CountRunning: countRunning}}, 3, Options{})
+				e := newEnv(t, simulator.Config{Seed: 5, Rate: rate, Readings: simulator.Readings{CountRunning: countRunning}}, 3, testOptions{})
 				m := e.scrape(nil)
 				const warmUp, steady = 5, 30
 				for i := 0; i < warmUp || countRunning && !detected(t, m, e.nodes) && i < 300; i++ {

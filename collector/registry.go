@@ -1,39 +1,17 @@
 package collector
 
 import (
-	"context"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 // subCollector emits one family of a node's metrics from the node's state.
 // An error means it could not say everything about that node this scrape.
 type subCollector interface {
 	update(ch chan<- prometheus.Metric, n *nodeView) error
-}
-
-// refresher is implemented by sub-collectors that need more than the event
-// poll (version, columns). refresh runs inside the node's shared poll, after
-// a successful event poll, so concurrent scrapes never repeat those calls and
-// their failure never marks the node down. It returns the new cache value
-// for the node (prev is the previous one, nil at first).
-type refresher interface {
-	refresh(ctx context.Context, r refreshEnv, prev any) (any, error)
-}
-
-// refreshEnv is what a refresher may use.
-type refreshEnv struct {
-	api   nodeAPI
-	node  *nodeRuntime
-	st    *tracker.State // the state just committed by the poll
-	now   time.Time
-	every time.Duration // Options.InfoRefresh
 }
 
 type factory struct {

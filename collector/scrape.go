@@ -2,48 +2,38 @@ package collector
 
 import (
 	"context"
-	"sync"
 	"time"
 
-	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/indexima-exporter/indexima_exporter/tracker"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
-// collect polls the nodes of clusters concurrently (bounded by
-// Options.Concurrency, shared with concurrent scrapes) within the scrape's
+// collect has the poller poll the nodes of clusters within the scrape's
 // deadline (ctx), then emits per node the core series and those of every
-// enabled sub-collector. A node whose poll the deadline cut is down for
-// this scrape; the others are served on time.
-func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clusters []*clusterRuntime) {
-	type polled struct {
-		n   *nodeRuntime
-		res pollResult
-	}
-	byCluster := make([][]polled, len(clusters))
-	var wg sync.WaitGroup
-	for ci, c := range clusters {
-		byCluster[ci] = make([]polled, len(c.nodes))
-		for ni, n := range c.nodes {
-			byCluster[ci][ni].n = n
-			wg.Add(1)
-			go func(p *polled) {
-				defer wg.Done()
-				p.res = p.n.pollShared(ctx, e)
-			}(&byCluster[ci][ni])
+// enabled sub-collector, from what the polls committed. A node whose poll
+// the deadline cut is down for this scrape; the others are served on time.
+func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clusters []*clusterSeries) {
+	var nodes []*poller.NodeRuntime
+	for _, c := range clusters {
+		for _, ns := range c.nodes {
+			nodes = append(nodes, ns.n)
 		}
 	}
-	wg.Wait()
+	results := e.p.Poll(ctx, nodes, e.want)
+	window := e.p.LateWindow()
 
 	var views []*nodeView
-	for ci, c := range clusters {
+	i := 0
+	for _, c := range clusters {
 		answered := false
-		for _, p := range byCluster[ci] {
-			answered = answered || p.res.consoleAnswered
-			v := p.n.view(p.res, e.lateWindow())
-			e.emitCore(ch, p.n, v)
+		for _, ns := range c.nodes {
+			res := results[i]
+			i++
+			answered = answered || res.ConsoleAnswered
+			v := viewOf(c.d, ns, res, window)
+			emitCore(ch, v)
 			if v.st.Contacted {
 				views = append(views, v)
 			}
@@ -72,20 +62,14 @@ func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clu
 }
 
 // emitCore emits the series every configured node has: up, the duration of
-// its latest poll and the dropped label values.
-func (e *Exporter) emitCore(ch chan<- prometheus.Metric, n *nodeRuntime, v *nodeView) {
-	v.gauge(ch, v.d.up, boolValue(v.res.err == nil), "")
-	n.mu.Lock()
-	d := n.lastPoll
-	n.mu.Unlock()
-	v.gauge(ch, v.d.pollDuration, d.Seconds(), "")
-	n.mu.Lock()
-	failures := cloneFailures(n.failures)
-	n.mu.Unlock()
+// its latest poll, its failed polls by reason and the dropped label values.
+func emitCore(ch chan<- prometheus.Metric, v *nodeView) {
+	v.gauge(ch, v.d.up, boolValue(v.res.Err == nil), "")
+	v.gauge(ch, v.d.pollDuration, v.lastPoll.Seconds(), "")
 	// A reason's series appears at its first failure: seven series at 0
 	// per node would be most of the cost of this counter.
-	for _, reason := range failureReasons {
-		if c, ok := failures[reason]; ok {
+	for _, reason := range poller.FailureReasons {
+		if c, ok := v.failures[reason]; ok {
 			v.counter(ch, v.d.pollFailures, float64(c), reason)
 		}
 	}
@@ -96,43 +80,9 @@ func (e *Exporter) emitCore(ch chan<- prometheus.Metric, n *nodeRuntime, v *node
 	}
 }
 
-// refresh runs the refreshers of the enabled sub-collectors inside a node's
-// poll and returns the node's new caches and the refreshers' errors.
-func (e *Exporter) refresh(ctx context.Context, api nodeAPI, n *nodeRuntime, st *tracker.State, prev map[string]any, logger log.Logger) (map[string]any, map[string]error) {
-	caches := make(map[string]any, len(prev))
-	var errs map[string]error
-	env := refreshEnv{api: api, node: n, st: st, now: time.Now(), every: e.opts.InfoRefresh}
-	for _, sc := range e.subs {
-		r, ok := sc.c.(refresher)
-		if !ok {
-			continue
-		}
-		v, err := r.refresh(ctx, env, prev[sc.name])
-		if v != nil {
-			caches[sc.name] = v
-		}
-		if err != nil {
-			if errs == nil {
-				errs = map[string]error{}
-			}
-			errs[sc.name] = err
-			level.Warn(logger).Log("msg", "info call failed; node not marked down", "collector", sc.name, "err", err)
-		}
-	}
-	return caches, errs
-}
-
 func boolValue(b bool) float64 {
 	if b {
 		return 1
 	}
 	return 0
-}
-
-func cloneFailures(m map[string]uint64) map[string]uint64 {
-	c := make(map[string]uint64, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // prometheusSeries are added by Prometheus itself to every scraped target;
@@ -75,11 +76,12 @@ func exporterMetricNames(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	// A label bound of 2 makes the cluster restart below drop table names.
-	exp, err := collector.New(collector.Options{Enabled: allCollectorsOn(t), MaxLabelValues: 2})
+	polls := poller.New(poller.Options{MaxLabelValues: 2})
+	exp, err := collector.New(polls, collector.Options{Enabled: allCollectorsOn(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var nodes []collector.Node
+	var nodes []poller.Node
 	for _, key := range sim.Nodes() {
 		host, port, ok := strings.Cut(key, ":")
 		if !ok {
@@ -89,9 +91,9 @@ func exporterMetricNames(t *testing.T) map[string]bool {
 		if _, err := fmt.Sscan(port, &p); err != nil {
 			t.Fatalf("simulator node key %q: %v", key, err)
 		}
-		nodes = append(nodes, collector.Node{Name: key, Target: apiclient.Node{Host: host, Port: p}})
+		nodes = append(nodes, poller.Node{Name: key, Target: apiclient.Node{Host: host, Port: p}})
 	}
-	exp.SetClusters([]collector.Cluster{{Client: client, Nodes: nodes}})
+	polls.SetClusters([]poller.Cluster{{Client: client, Nodes: nodes}})
 	reg.MustRegister(exp,
 		versioncollector.NewCollector("indexima_exporter"),
 		collectors.NewGoCollector(),

@@ -21,6 +21,7 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 	"github.com/indexima-exporter/indexima_exporter/store"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
@@ -134,13 +135,14 @@ func FuzzReadStateFile(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	clusters := []collector.Cluster{{Client: client, Nodes: []collector.Node{
+	clusters := []poller.Cluster{{Client: client, Nodes: []poller.Node{
 		{Target: apiclient.Node{Host: "core-1", Port: 9999}}, {Target: apiclient.Node{Host: "core-2", Port: 9999}}}}}
-	exp, err := collector.New(collector.Options{})
+	polls := poller.New(poller.Options{})
+	exp, err := collector.New(polls, collector.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
-	exp.SetClusters(clusters)
+	polls.SetClusters(clusters)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(exp)
 	for i := 0; i < 3; i++ {
@@ -150,7 +152,7 @@ func FuzzReadStateFile(f *testing.F) {
 		clock.Advance(time.Minute)
 	}
 	format2 := map[string]any{"version": 2, "nodes": map[string]*tracker.State{}}
-	for _, n := range exp.NodeStates() {
+	for _, n := range polls.NodeStates() {
 		format2["nodes"].(map[string]*tracker.State)[n.Key] = n.State()
 	}
 	saved, err := json.Marshal(format2)
@@ -172,10 +174,7 @@ func FuzzReadStateFile(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		fresh, err := collector.New(collector.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		fresh := poller.New(poller.Options{})
 		fresh.SetClusters(clusters)
 		st, o, err := store.Open(path)
 		if err != nil {

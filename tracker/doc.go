@@ -2,8 +2,9 @@
 // a Console (the count and listing calls of the API, for that node), Poll
 // reads what is new and returns the next State, with every event counted
 // exactly once, and a Report of what the poll did. It knows nothing of HTTP,
-// Prometheus or files: apiclient speaks to the console, collector polls the
-// nodes and exposes the states, store keeps them on disk.
+// Prometheus or files: apiclient speaks to the console, poller polls the
+// nodes and keeps their committed states, collector exposes them, store
+// keeps them on disk.
 //
 // Where to look:
 //   - poll.go: one poll after first contact (a count, then a listing), and
@@ -20,5 +21,5 @@
 // Poll never modifies the State it is given: it works on a copy, returned
 // when the poll succeeds. On an error nothing applies, but for a
 // PartialError, which returns what was read whole for a caller that keeps
-// failing mid-way to take (collector/deadline.go, partialsBeforeKeep).
+// failing mid-way to take (poller/deadline.go, partialsBeforeKeep).
 package tracker

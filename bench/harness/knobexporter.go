@@ -16,6 +16,7 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // knobExporter is an exporter polling the row's cluster: scrape gathers
@@ -66,15 +67,16 @@ func newInProcessExporter(c *cluster, logger log.Logger, trace *tracer, plain bo
 	if err != nil {
 		return nil, err
 	}
-	exp, err := collector.New(collector.Options{Logger: log.With(logger, "component", "collector")})
+	polls := poller.New(poller.Options{Logger: log.With(logger, "component", "poller")})
+	exp, err := collector.New(polls, collector.Options{Logger: log.With(logger, "component", "collector")})
 	if err != nil {
 		return nil, err
 	}
-	var nodes []collector.Node
+	var nodes []poller.Node
 	for _, n := range c.nodes {
-		nodes = append(nodes, collector.Node{Target: apiclient.Node{Host: n.Host, Port: n.Port}})
+		nodes = append(nodes, poller.Node{Target: apiclient.Node{Host: n.Host, Port: n.Port}})
 	}
-	exp.SetClusters([]collector.Cluster{{Client: client, Nodes: nodes}})
+	polls.SetClusters([]poller.Cluster{{Client: client, Nodes: nodes}})
 	e.reg = prometheus.NewRegistry()
 	if err := e.reg.Register(exp); err != nil {
 		return nil, err

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // checkConfig is --config.check: one line per problem, or a summary. It
 // builds the console clients too (TLS files are parsed then), without
 // contacting any console.
-func checkConfig(path string, build func(*config.Config) ([]collector.Cluster, error), stdout, stderr io.Writer) int {
+func checkConfig(path string, build func(*config.Config) ([]poller.Cluster, error), stdout, stderr io.Writer) int {
 	cfg, err := config.Load(path)
 	if err == nil {
 		_, err = build(cfg)

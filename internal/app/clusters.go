@@ -7,8 +7,8 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
-	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // clientBuilder turns a configuration into the collector's clusters, one
@@ -18,8 +18,8 @@ type clientBuilder struct {
 	logger   log.Logger
 }
 
-func (b clientBuilder) build(cfg *config.Config) ([]collector.Cluster, error) {
-	out := make([]collector.Cluster, 0, len(cfg.Clusters))
+func (b clientBuilder) build(cfg *config.Config) ([]poller.Cluster, error) {
+	out := make([]poller.Cluster, 0, len(cfg.Clusters))
 	for _, c := range cfg.Clusters {
 		logger := b.logger
 		if c.Name != "" {
@@ -38,11 +38,11 @@ func (b clientBuilder) build(cfg *config.Config) ([]collector.Cluster, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", consoleField(c.Name), err)
 		}
-		nodes := make([]collector.Node, 0, len(c.Nodes))
+		nodes := make([]poller.Node, 0, len(c.Nodes))
 		for _, n := range c.Nodes {
-			nodes = append(nodes, collector.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}})
+			nodes = append(nodes, poller.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}})
 		}
-		out = append(out, collector.Cluster{Name: c.Name, Client: client, Nodes: nodes})
+		out = append(out, poller.Cluster{Name: c.Name, Client: client, Nodes: nodes})
 	}
 	return out, nil
 }
@@ -57,8 +57,8 @@ func consoleField(cluster string) string {
 
 // fileBuilder is build for a configuration read from path: its errors name
 // the file like config's own.
-func (b clientBuilder) fileBuilder(path string) func(*config.Config) ([]collector.Cluster, error) {
-	return func(cfg *config.Config) ([]collector.Cluster, error) {
+func (b clientBuilder) fileBuilder(path string) func(*config.Config) ([]poller.Cluster, error) {
+	return func(cfg *config.Config) ([]poller.Cluster, error) {
 		clusters, err := b.build(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("config file %q: %w", path, err)

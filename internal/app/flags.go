@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -67,7 +68,7 @@ func newCommandLine() (*kingpin.Application, *options) {
 	app.Flag("events.lookback-calls", "At first contact with a node, the most console calls spent reading back.").
 		Default(strconv.Itoa(tracker.DefaultLookBackCalls)).IntVar(&o.lookBackCalls)
 	app.Flag("scrape.concurrency", "Number of nodes polled at once (a scrape lasts about as long as the slowest node while every node has a slot).").
-		Default(strconv.Itoa(collector.DefaultConcurrency)).IntVar(&o.concurrency)
+		Default(strconv.Itoa(poller.DefaultConcurrency)).IntVar(&o.concurrency)
 	app.Flag("scrape.timeout-offset", "Subtracted from the scrape timeout Prometheus announces (X-Prometheus-Scrape-Timeout-Seconds) to get the deadline of a scrape's polls; a node not done by then is down for that scrape. Without the header the deadline is 10s less this offset.").
 		Default("500ms").DurationVar(&o.timeoutOffset)
 	app.Flag("scrape.probe-only", "Poll nodes only through /probe (sharded replicas, docs/scaling.md): /metrics then serves the exporter's own metrics and calls no node.").

@@ -14,6 +14,7 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/config"
 	"github.com/indexima-exporter/indexima_exporter/internal/demo"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // program is the running exporter, wired: registries, collector,
@@ -45,24 +46,27 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	exporter, err := collector.New(collector.Options{
-		Logger:         log.With(logger, "component", "collector"),
-		Enabled:        o.collectors(),
+	polls := poller.New(poller.Options{
+		Logger:         log.With(logger, "component", "poller"),
 		Concurrency:    o.concurrency,
 		MaxLabelValues: o.maxLabelValues,
 		LateWindow:     o.lateWindow,
 		LookBack:       o.lookBack,
 		LookBackCalls:  o.lookBackCalls,
 	})
+	exporter, err := collector.New(polls, collector.Options{
+		Logger:  log.With(logger, "component", "collector"),
+		Enabled: o.collectors(),
+	})
 	if err != nil {
 		return p, err
 	}
-	apply := exporter.SetClusters
+	apply := polls.SetClusters
 	afterMetrics := func() {}
 	var afterProbe func(cluster, target string)
 	var state *stateStore
 	if o.stateFile != "" {
-		state = newStateStore(o.stateFile, exporter, log.With(logger, "component", "state"))
+		state = newStateStore(o.stateFile, polls, log.With(logger, "component", "state"))
 		afterMetrics, afterProbe = state.afterMetrics, state.afterProbe
 		p.reg.MustRegister(state.collectors()...)
 	}
@@ -106,7 +110,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	}
 	probe := probeHandler(exporter, afterProbe, o.timeoutOffset, logger)
 	gather := func(ctx context.Context) prometheus.Gatherer { return inOrder{p.reg, nodes(ctx), apiReg} }
-	status := statusHandler(exporter, p.reloader, o.telemetryPath, o.probeOnly, logger)
+	status := statusHandler(polls, p.reloader, o.telemetryPath, o.probeOnly, logger)
 	p.handler, err = newHandler(p.reg, gather, o.timeoutOffset, o.telemetryPath, p.reloader, probe, status, logger)
 	return p, err
 }
@@ -116,7 +120,7 @@ func (p *program) started() {
 	level.Info(p.logger).Log("msg", "starting "+Name, "version", version.Info(), "build_context", version.BuildContext())
 	if p.demo != nil {
 		// First contact now, so the demo's opening events are counted.
-		ctx, cancel := context.WithTimeout(context.Background(), collector.DefaultScrapeBudget)
+		ctx, cancel := context.WithTimeout(context.Background(), poller.DefaultScrapeBudget)
 		_, err := p.nodes(ctx).Gather()
 		cancel()
 		if err != nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // reloader loads a configuration and applies it, all or nothing: the new
@@ -20,8 +20,8 @@ import (
 type reloader struct {
 	mu      sync.Mutex // one reload at a time (SIGHUP and /-/reload may race)
 	source  func() (*config.Config, error)
-	build   func(*config.Config) ([]collector.Cluster, error)
-	apply   func([]collector.Cluster)
+	build   func(*config.Config) ([]poller.Cluster, error)
+	apply   func([]poller.Cluster)
 	logger  log.Logger
 	current atomic.Pointer[config.Config]
 
@@ -31,8 +31,8 @@ type reloader struct {
 
 func newReloader(reg prometheus.Registerer, logger log.Logger,
 	source func() (*config.Config, error),
-	build func(*config.Config) ([]collector.Cluster, error),
-	apply func([]collector.Cluster)) *reloader {
+	build func(*config.Config) ([]poller.Cluster, error),
+	apply func([]poller.Cluster)) *reloader {
 	r := &reloader{source: source, build: build, apply: apply, logger: logger,
 		success: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "indexima_exporter_config_last_reload_successful",
@@ -53,7 +53,7 @@ func (r *reloader) load() error {
 	defer r.mu.Unlock()
 	cfg, err := r.source()
 	if err == nil {
-		var clusters []collector.Cluster
+		var clusters []poller.Cluster
 		if clusters, err = r.build(cfg); err == nil {
 			r.apply(clusters)
 			r.current.Store(cfg)

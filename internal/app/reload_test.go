@@ -9,14 +9,14 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // applied records what the reloader hands to the exporter.
-type applied struct{ calls [][]collector.Cluster }
+type applied struct{ calls [][]poller.Cluster }
 
-func (a *applied) apply(c []collector.Cluster) { a.calls = append(a.calls, c) }
+func (a *applied) apply(c []poller.Cluster) { a.calls = append(a.calls, c) }
 
 func newTestReloader(t *testing.T, path string, logs *strings.Builder) (*reloader, *applied, *prometheus.Registry) {
 	t.Helper()
@@ -28,7 +28,7 @@ func newTestReloader(t *testing.T, path string, logs *strings.Builder) (*reloade
 	return r, a, reg
 }
 
-func nodeNames(cs []collector.Cluster) []string {
+func nodeNames(cs []poller.Cluster) []string {
 	var out []string
 	for _, c := range cs {
 		for _, n := range c.Nodes {

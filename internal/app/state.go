@@ -10,8 +10,8 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/internal/fserr"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 	"github.com/indexima-exporter/indexima_exporter/store"
 )
 
@@ -23,12 +23,12 @@ import (
 // shutdown writes what changed since.
 type stateStore struct {
 	path   string
-	exp    *collector.Exporter
+	exp    *poller.Poller
 	logger log.Logger
 	st     *store.Store // nil until restore
 }
 
-func newStateStore(path string, exp *collector.Exporter, logger log.Logger) *stateStore {
+func newStateStore(path string, exp *poller.Poller, logger log.Logger) *stateStore {
 	return &stateStore{path: path, exp: exp, logger: logger}
 }
 

@@ -17,21 +17,29 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // oneNode is a configuration of one node, core-1:9999, without a client
 // (nothing is scraped).
-var oneNode = []collector.Cluster{{Nodes: []collector.Node{{Target: apiclient.Node{Host: "core-1", Port: 9999}}}}}
+var oneNode = []poller.Cluster{{Nodes: []poller.Node{{Target: apiclient.Node{Host: "core-1", Port: 9999}}}}}
 
-func newTestStateStore(t *testing.T, path string, clusters []collector.Cluster) (*stateStore, *collector.Exporter, *strings.Builder) {
+// testExporter is a poller and the exporter reading it.
+type testExporter struct {
+	*poller.Poller
+	exp *collector.Exporter
+}
+
+func newTestStateStore(t *testing.T, path string, clusters []poller.Cluster) (*stateStore, testExporter, *strings.Builder) {
 	t.Helper()
-	exp, err := collector.New(collector.Options{})
+	p := poller.New(poller.Options{})
+	exp, err := collector.New(p, collector.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp.SetClusters(clusters)
+	p.SetClusters(clusters)
 	var logs strings.Builder
-	return newStateStore(path, exp, log.NewLogfmtLogger(&logs)), exp, &logs
+	return newStateStore(path, p, log.NewLogfmtLogger(&logs)), testExporter{p, exp}, &logs
 }
 
 func dirNames(t *testing.T, dir string) []string {
@@ -130,7 +138,7 @@ func TestStateFileTheCollectorChokesOnDoesNotCrash(t *testing.T) {
 }
 
 // simNode is an exporter polling one simulated node, with a state store.
-func simNode(t *testing.T) (*stateStore, *collector.Exporter, *simulator.ManualClock, string) {
+func simNode(t *testing.T) (*stateStore, testExporter, *simulator.ManualClock, string) {
 	t.Helper()
 	clock := simulator.NewManualClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	sim := simulator.New(simulator.Config{Nodes: []simulator.NodeConfig{{Host: "core-1", Port: 9999}}, Clock: clock, Rate: 1})
@@ -142,7 +150,7 @@ func simNode(t *testing.T) (*stateStore, *collector.Exporter, *simulator.ManualC
 	if err != nil {
 		t.Fatal(err)
 	}
-	clusters := []collector.Cluster{{Client: client, Nodes: []collector.Node{{Target: apiclient.Node{Host: "core-1", Port: 9999}}}}}
+	clusters := []poller.Cluster{{Client: client, Nodes: []poller.Node{{Target: apiclient.Node{Host: "core-1", Port: 9999}}}}}
 	path := filepath.Join(t.TempDir(), "state.json")
 	s, exp, _ := newTestStateStore(t, path, clusters)
 	if err := s.restore(); err != nil {
@@ -159,7 +167,7 @@ func TestStateSavedBeforeTheScrapeAnswers(t *testing.T) {
 	s, exp, clock, path := simNode(t)
 	writes := func() uint64 { return s.st.Stats().Writes }
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(savingCollector{exp.Scrape(context.Background()), s.afterMetrics})
+	reg.MustRegister(savingCollector{exp.exp.Scrape(context.Background()), s.afterMetrics})
 	if _, err := reg.Gather(); err != nil {
 		t.Fatal(err)
 	}
@@ -171,14 +179,14 @@ func TestStateSavedBeforeTheScrapeAnswers(t *testing.T) {
 	}
 
 	clock.Advance(time.Minute)
-	h := probeHandler(exp, s.afterProbe, 0, log.NewNopLogger())
+	h := probeHandler(exp.exp, s.afterProbe, 0, log.NewNopLogger())
 	rec := httptest.NewRecorder()
 	h(rec, httptest.NewRequest(http.MethodGet, "/probe?target=core-1:9999", nil))
 	if rec.Code != 200 || writes() != 2 {
 		t.Fatalf("/probe answered %d with %d node writes, want 200 and 2", rec.Code, writes())
 	}
 	// A restart reads what the probe wrote.
-	s2, exp2, _ := newTestStateStore(t, path, []collector.Cluster{{Nodes: []collector.Node{{Target: apiclient.Node{Host: "core-1", Port: 9999}}}}})
+	s2, exp2, _ := newTestStateStore(t, path, []poller.Cluster{{Nodes: []poller.Node{{Target: apiclient.Node{Host: "core-1", Port: 9999}}}}})
 	if err := s2.restore(); err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 
-	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 //go:embed status.html
@@ -75,7 +75,7 @@ type statusPoll struct {
 // no console). Error texts are the typed errors' own, which hold no
 // secret; as a second guard, every configured password is cut out of them
 // should a console have echoed one in a body excerpt.
-func statusHandler(exp *collector.Exporter, r *reloader, metricsPath string, probeOnly bool, logger log.Logger) http.HandlerFunc {
+func statusHandler(exp *poller.Poller, r *reloader, metricsPath string, probeOnly bool, logger log.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		cfg, ok := r.configForGET(w, req)
 		if !ok {
@@ -136,7 +136,7 @@ func (r redactor) clean(s string) string {
 	return s
 }
 
-func buildStatusPage(clusters []collector.ClusterStatus, now time.Time, red redactor) statusPage {
+func buildStatusPage(clusters []poller.ClusterStatus, now time.Time, red redactor) statusPage {
 	page := statusPage{Now: now.UTC().Format("2006-01-02 15:04:05 UTC")}
 	for _, c := range clusters {
 		sc := statusCluster{Name: c.Name}
@@ -154,7 +154,7 @@ func buildStatusPage(clusters []collector.ClusterStatus, now time.Time, red reda
 	return page
 }
 
-func statusNodeOf(n collector.NodeStatus, now time.Time, red redactor) statusNode {
+func statusNodeOf(n poller.NodeStatus, now time.Time, red redactor) statusNode {
 	sn := statusNode{ID: "node-" + n.Name, Name: n.Name, Target: n.Target, State: "waiting", StateText: "not polled yet"}
 	if n.Cluster != "" {
 		sn.ID = "node-" + n.Cluster + "-" + n.Name
@@ -220,7 +220,7 @@ func statusNodeOf(n collector.NodeStatus, now time.Time, red redactor) statusNod
 	return sn
 }
 
-func statusPollOf(p collector.PollRecord, now time.Time, red redactor) statusPoll {
+func statusPollOf(p poller.PollRecord, now time.Time, red redactor) statusPoll {
 	sp := statusPoll{
 		When:     formatWhen(p.Start, now),
 		Clock:    p.Start.UTC().Format("15:04:05"),

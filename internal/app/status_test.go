@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // statusNodeText is one node's card of /status as text (tags removed,
@@ -249,16 +249,16 @@ func TestStatusPageNeverShowsThePassword(t *testing.T) {
 // holds the latest one): ten polls failing alike take ten short rows.
 func TestStatusPollErrorsAreShownOnceInARow(t *testing.T) {
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	fail := func(ago time.Duration, err string) collector.PollRecord {
-		return collector.PollRecord{Start: now.Add(-ago), Duration: 3 * time.Millisecond, Calls: 1, Reason: "node_unreachable", Error: err}
+	fail := func(ago time.Duration, err string) poller.PollRecord {
+		return poller.PollRecord{Start: now.Add(-ago), Duration: 3 * time.Millisecond, Calls: 1, Reason: "node_unreachable", Error: err}
 	}
 	a, b := "node unreachable: endpoint lastevents status 502", "node unreachable: endpoint event_count status 503"
-	n := collector.NodeStatus{Name: "n", Target: "n:9999", Polls: []collector.PollRecord{
+	n := poller.NodeStatus{Name: "n", Target: "n:9999", Polls: []poller.PollRecord{
 		fail(1*time.Second, a), fail(2*time.Second, a), fail(3*time.Second, b), fail(4*time.Second, b),
 		{Start: now.Add(-5 * time.Second), Duration: 900 * time.Microsecond, Calls: 2, Counted: 4},
 		fail(6*time.Second, "deadline exceeded"),
 	}}
-	page := buildStatusPage([]collector.ClusterStatus{{Nodes: []collector.NodeStatus{n}}}, now, redactor{})
+	page := buildStatusPage([]poller.ClusterStatus{{Nodes: []poller.NodeStatus{n}}}, now, redactor{})
 	sn := page.Clusters[0].Nodes[0]
 	if sn.State != "down" || sn.Last.Outcome != a || sn.Last.Ago != "1s" {
 		t.Fatalf("last poll %+v, state %s", sn.Last, sn.State)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // The opening shows a newcomer every kind of change through the real
@@ -25,7 +26,8 @@ func TestOpeningShowsEveryKindOfChange(t *testing.T) {
 	defer d.Close()
 	d.pace = 0.05
 
-	exp, err := collector.New(collector.Options{})
+	polls := poller.New(poller.Options{})
+	exp, err := collector.New(polls, collector.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,11 +37,11 @@ func TestOpeningShowsEveryKindOfChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := collector.Cluster{Client: client}
+	cl := poller.Cluster{Client: client}
 	for _, n := range c.Nodes {
-		cl.Nodes = append(cl.Nodes, collector.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}})
+		cl.Nodes = append(cl.Nodes, poller.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}})
 	}
-	exp.SetClusters([]collector.Cluster{cl})
+	polls.SetClusters([]poller.Cluster{cl})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(exp)
 	if _, err := reg.Gather(); err != nil { // first contact

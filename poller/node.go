@@ -1,4 +1,4 @@
-package collector
+package poller
 
 import (
 	"context"
@@ -8,31 +8,27 @@ import (
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
-	dto "github.com/prometheus/client_model/go"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
-// nodeRuntime is one configured node: its committed state, its caches and
-// the poll in flight, if any.
-type nodeRuntime struct {
+// NodeRuntime is one configured node: its committed state, its info
+// caches and the poll in flight, if any.
+type NodeRuntime struct {
+	p       *Poller
 	cluster string
-	name    string
 	target  apiclient.Node
-	labels  []string         // values of the node labels: [cluster,] node
-	pairs   []*dto.LabelPair // the same as label pairs, shared by the node's series
-	d       *descs
 
 	mu       sync.Mutex
+	name     string
 	api      nodeAPI
 	state    *tracker.State // committed; never modified once committed (polls clone it)
-	caches   map[string]any // by refresher name; values are replaced, never modified
+	info     Info           // replaced, never modified
 	inflight *pollCall
 	lastPoll time.Duration
 	// misses counts the polls in a row cut by the scrape's deadline;
-	// failures counts failed polls by reason (failureReasons); partials
+	// failures counts failed polls by reason (FailureReasons); partials
 	// counts the polls in a row that failed after their count and listing.
 	misses   int
 	failures map[string]uint64
@@ -44,39 +40,55 @@ type nodeRuntime struct {
 // pollCall is a poll shared by every scrape that arrives while it runs.
 type pollCall struct {
 	done chan struct{}
-	res  pollResult
+	res  Result
 }
 
-// pollResult is what one poll of a node tells a scrape.
-type pollResult struct {
-	err             error            // event poll error: node down for this scrape
-	reason          string           // of err, one of failureReasons ("" without error)
-	consoleAnswered bool             // the console itself answered
-	refreshErr      map[string]error // by refresher name
+// Result is what one poll of a node tells a scrape.
+type Result struct {
+	Err             error  // event poll error: node down for this scrape
+	Reason          string // of Err, one of FailureReasons ("" without error)
+	ConsoleAnswered bool   // the console itself answered
+	// VersionErr and ColumnsErr are the info calls' errors; they do not
+	// mark the node down.
+	VersionErr, ColumnsErr error
 }
 
-// nodeView is what a sub-collector sees of a node during a scrape.
-type nodeView struct {
-	d      *descs
-	labels []string
-	pairs  []*dto.LabelPair
-	st     *tracker.State
-	caches map[string]any
-	res    pollResult
-	// lateWindow is the engine's late window (for its gauge).
-	lateWindow time.Duration
-	// created is the counters' created timestamp: when counting began for
-	// the node (nil when not known).
-	created *timestamppb.Timestamp
+// Committed is a node's committed outcome, as its latest polls left it.
+type Committed struct {
+	State    *tracker.State // shared: never modified once committed
+	Info     Info
+	LastPoll time.Duration     // duration of the latest poll
+	Failures map[string]uint64 // failed polls by reason; a copy
 }
 
-// pollShared polls the node within the scrape's deadline (ctx), or waits
-// for the poll already in flight and returns its result: two scrapes (two
+// Cluster is the name of the node's cluster ("" for the unnamed one).
+func (n *NodeRuntime) Cluster() string { return n.cluster }
+
+// Target is the node's host and port.
+func (n *NodeRuntime) Target() apiclient.Node { return n.target }
+
+// Name is the node's configured name (the node label's value).
+func (n *NodeRuntime) Name() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.name
+}
+
+// Committed returns the node's committed state and what its polls recorded.
+func (n *NodeRuntime) Committed() Committed {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return Committed{State: n.state, Info: n.info, LastPoll: n.lastPoll, Failures: cloneFailures(n.failures)}
+}
+
+// poll polls the node within the scrape's deadline (ctx), or waits for the
+// poll already in flight and returns its result: two scrapes (two
 // Prometheus servers in HA) never poll a node twice at once, so they cannot
 // count the same events twice. A scrape that joins a poll stops waiting at
 // its own deadline (the node is then down for it); the poll goes on for the
-// scrape that started it.
-func (n *nodeRuntime) pollShared(ctx context.Context, e *Exporter) pollResult {
+// scrape that started it. want is the info calls of the poll the scrape
+// starts (a joined poll makes those of the scrape that started it).
+func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 	n.mu.Lock()
 	if c := n.inflight; c != nil {
 		n.mu.Unlock()
@@ -84,47 +96,48 @@ func (n *nodeRuntime) pollShared(ctx context.Context, e *Exporter) pollResult {
 		case <-c.done:
 			return c.res
 		case <-ctx.Done():
-			return pollResult{err: ctx.Err(), consoleAnswered: true, reason: reasonDeadline}
+			return Result{Err: ctx.Err(), ConsoleAnswered: true, Reason: ReasonDeadline}
 		}
 	}
 	c := &pollCall{done: make(chan struct{})}
 	n.inflight = c
-	api, old, caches, misses, partials := n.api, n.state, n.caches, n.misses, n.partials
+	api, old, info, misses, partials, name := n.api, n.state, n.info, n.misses, n.partials, n.name
 	n.mu.Unlock()
 
+	p := n.p
 	start := time.Now()
-	pctx, cancel := n.pollBudget(ctx, misses)
+	pctx, cancel := pollBudget(ctx, misses)
 	defer cancel()
 	select {
-	case e.sem <- struct{}{}:
+	case p.sem <- struct{}{}:
 	case <-pctx.Done():
-		res := pollResult{err: pctx.Err(), consoleAnswered: true, reason: reasonDeadline}
+		res := Result{Err: pctx.Err(), ConsoleAnswered: true, Reason: ReasonDeadline}
 		dur := time.Since(start)
-		n.finish(c, nil, caches, res, dur, pollRecord(start, dur, tracker.Report{}, false, false, res))
+		n.finish(c, nil, info, res, dur, pollRecord(start, dur, tracker.Report{}, false, false, res))
 		return res
 	}
-	logger := log.With(e.logger, "node", n.name)
-	if t := n.target.String(); t != n.name {
+	logger := log.With(p.logger, "node", name)
+	if t := n.target.String(); t != name {
 		logger = log.With(logger, "target", t)
 	}
 	if n.cluster != "" {
 		logger = log.With(logger, "cluster", n.cluster)
 	}
-	opts := e.engine
+	opts := p.engine
 	opts.Logger = logger
 	st, rep, err := tracker.Poll(pctx, nodeConsole{api: api, node: n.target}, old, opts)
-	res := pollResult{err: err, consoleAnswered: consoleAnswered(err)}
+	res := Result{Err: err, ConsoleAnswered: consoleAnswered(err)}
 	if err != nil {
-		res.reason = failureReason(pctx, err)
+		res.Reason = failureReason(pctx, err)
 	}
-	newCaches := caches
-	if res.reason == reasonDeadline {
-		res.consoleAnswered = true
+	newInfo := info
+	if res.Reason == ReasonDeadline {
+		res.ConsoleAnswered = true
 	}
 	switch {
 	case err == nil:
-		newCaches, res.refreshErr = e.refresh(pctx, api, n, st, caches, logger)
-	case res.reason == reasonDeadline && (st == nil || partials < partialsBeforeKeep):
+		newInfo = p.refresh(pctx, api, n.target, st, info, want, &res, logger)
+	case res.Reason == ReasonDeadline && (st == nil || partials < partialsBeforeKeep):
 		// Cut by the scrape's deadline: the node is down for this scrape, the
 		// others are served on time; nothing of the poll is applied, the
 		// cursor stays where it was.
@@ -152,37 +165,37 @@ func (n *nodeRuntime) pollShared(ctx context.Context, e *Exporter) pollResult {
 			"calls", rep.Calls, "counted", rep.Counted, "incomplete", rep.Incomplete)
 	}
 	dur := time.Since(start)
-	<-e.sem
-	n.finish(c, st, newCaches, res, dur, pollRecord(start, dur, rep, !old.Contacted && st != nil, st != nil, res))
+	<-p.sem
+	n.finish(c, st, newInfo, res, dur, pollRecord(start, dur, rep, !old.Contacted && st != nil, st != nil, res))
 	return res
 }
 
 // finish commits a poll's outcome, records it for the status page and
 // wakes the scrapes that share it.
-func (n *nodeRuntime) finish(c *pollCall, st *tracker.State, caches map[string]any, res pollResult, dur time.Duration, rec PollRecord) {
+func (n *NodeRuntime) finish(c *pollCall, st *tracker.State, info Info, res Result, dur time.Duration, rec PollRecord) {
 	n.mu.Lock()
 	n.recent.add(rec)
 	if st != nil {
 		n.state = st
-		n.caches = caches
+		n.info = info
 	}
 	switch {
-	case res.err == nil || st != nil:
+	case res.Err == nil || st != nil:
 		n.partials = 0
-	case errors.As(res.err, new(*tracker.PartialError)):
+	case errors.As(res.Err, new(*tracker.PartialError)):
 		n.partials++
 	}
 	switch {
-	case res.reason == reasonDeadline:
+	case res.Reason == ReasonDeadline:
 		n.misses++
-	case res.err == nil:
+	case res.Err == nil:
 		n.misses = 0
 	}
-	if res.reason != "" {
+	if res.Reason != "" {
 		if n.failures == nil {
 			n.failures = map[string]uint64{}
 		}
-		n.failures[res.reason]++
+		n.failures[res.Reason]++
 	}
 	n.lastPoll = dur
 	c.res = res
@@ -200,17 +213,6 @@ func budgetOf(ctx context.Context, start time.Time) time.Duration {
 	return d.Sub(start).Round(time.Millisecond)
 }
 
-// view returns the node's committed state for emission.
-func (n *nodeRuntime) view(res pollResult, window time.Duration) *nodeView {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	v := &nodeView{d: n.d, labels: n.labels, pairs: n.pairs, st: n.state, caches: n.caches, res: res, lateWindow: window}
-	if n.state.Since > 0 {
-		v.created = timestamppb.New(time.UnixMilli(n.state.Since))
-	}
-	return v
-}
-
 // consoleAnswered tells whether err still proves the console answered:
 // only an unreachable console or refused credentials say it did not.
 func consoleAnswered(err error) bool {
@@ -219,4 +221,12 @@ func consoleAnswered(err error) bool {
 		return true
 	}
 	return ae.Kind != apiclient.KindConsoleUnreachable && ae.Kind != apiclient.KindBadCredentials
+}
+
+func cloneFailures(m map[string]uint64) map[string]uint64 {
+	c := make(map[string]uint64, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }

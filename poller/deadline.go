@@ -1,4 +1,4 @@
-package collector
+package poller
 
 import (
 	"context"
@@ -30,48 +30,49 @@ const (
 // hundreds of calls) would otherwise never catch up.
 const partialsBeforeKeep = 3
 
-// Reasons of indexima_exporter_node_poll_failures_total: the labels of the
-// counter, a fixed vocabulary.
+// Reasons of a failed poll, a fixed vocabulary (the values of the reason
+// label of indexima_exporter_node_poll_failures_total).
 const (
-	reasonDeadline    = "deadline"            // the scrape's deadline came first
-	reasonConsole     = "console_unreachable" // no answer from the console
-	reasonCredentials = "bad_credentials"     // the console refused the login
-	reasonNode        = "node_unreachable"    // the console could not reach the node
-	reasonMalformed   = "malformed"           // an answer that is not the API's
-	reasonRefused     = "refused"             // a call the console refused
-	reasonOther       = "other"
+	ReasonDeadline    = "deadline"            // the scrape's deadline came first
+	ReasonConsole     = "console_unreachable" // no answer from the console
+	ReasonCredentials = "bad_credentials"     // the console refused the login
+	ReasonNode        = "node_unreachable"    // the console could not reach the node
+	ReasonMalformed   = "malformed"           // an answer that is not the API's
+	ReasonRefused     = "refused"             // a call the console refused
+	ReasonOther       = "other"
 )
 
-var failureReasons = []string{reasonDeadline, reasonConsole, reasonCredentials, reasonNode, reasonMalformed, reasonRefused, reasonOther}
+// FailureReasons are the reasons, in a fixed order.
+var FailureReasons = []string{ReasonDeadline, ReasonConsole, ReasonCredentials, ReasonNode, ReasonMalformed, ReasonRefused, ReasonOther}
 
 // failureReason classifies a poll's error; ctx is the scrape's, so that a
 // call cut by the scrape's deadline is told from a console that timed out.
 func failureReason(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
-		return reasonDeadline
+		return ReasonDeadline
 	}
 	var ae *apiclient.Error
 	if !errors.As(err, &ae) {
-		return reasonOther
+		return ReasonOther
 	}
 	switch ae.Kind {
 	case apiclient.KindConsoleUnreachable:
-		return reasonConsole
+		return ReasonConsole
 	case apiclient.KindBadCredentials:
-		return reasonCredentials
+		return ReasonCredentials
 	case apiclient.KindNodeUnreachable:
-		return reasonNode
+		return ReasonNode
 	case apiclient.KindMalformed:
-		return reasonMalformed
+		return ReasonMalformed
 	case apiclient.KindRefused:
-		return reasonRefused
+		return ReasonRefused
 	}
-	return reasonOther
+	return ReasonOther
 }
 
 // pollBudget is the context of one node's poll within a scrape: the
 // scrape's own, or a short one for a node that kept missing the deadline.
-func (n *nodeRuntime) pollBudget(ctx context.Context, misses int) (context.Context, context.CancelFunc) {
+func pollBudget(ctx context.Context, misses int) (context.Context, context.CancelFunc) {
 	if misses < slowAfterMisses {
 		return context.WithCancel(ctx)
 	}

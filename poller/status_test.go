@@ -1,4 +1,4 @@
-package collector
+package poller
 
 import (
 	"strings"
@@ -28,15 +28,15 @@ func TestPollRingKeepsTheLatestNewestFirst(t *testing.T) {
 }
 
 // Status reports what the polls recorded and what the engine learned, the
-// same numbers /metrics shows; a failed poll carries its typed error and
+// numbers of the committed state (those /metrics shows); a failed poll carries its typed error and
 // reason, applies no count, and the node is down.
 func TestStatusFollowsThePolls(t *testing.T) {
 	e := newEnv(t, simulator.Config{}, 2, Options{})
-	if s := e.exp.Status(); len(s) != 1 || len(s[0].Nodes) != 2 || len(s[0].Nodes[0].Polls) != 0 || s[0].Nodes[0].Contacted {
+	if s := e.p.Status(); len(s) != 1 || len(s[0].Nodes) != 2 || len(s[0].Nodes[0].Polls) != 0 || s[0].Nodes[0].Contacted {
 		t.Fatalf("before any poll: %+v", s)
 	}
-	e.scrape(nil) // first contact
-	st := e.exp.Status()[0].Nodes[0]
+	e.poll() // first contact
+	st := e.p.Status()[0].Nodes[0]
 	last, ok := st.Last()
 	if !ok || !last.Up() || !last.FirstContact || last.Calls == 0 || last.Counted != 0 || !st.Contacted || st.Since.IsZero() {
 		t.Fatalf("after first contact: %+v", st)
@@ -47,22 +47,23 @@ func TestStatusFollowsThePolls(t *testing.T) {
 		e.sim.Append(node, simulator.Event{Type: simulator.SaveMetadata, Duration: 5, Comment: "1"})
 	}
 	e.clock.Advance(time.Minute)
-	m := e.scrape(nil)
-	st = e.exp.Status()[0].Nodes[0]
+	e.poll()
+	st = e.p.Status()[0].Nodes[0]
 	last, _ = st.Last()
 	if !last.Up() || last.FirstContact || last.Counted != 3 || len(st.Polls) != 2 {
 		t.Fatalf("second poll: %+v (polls %d)", last, len(st.Polls))
 	}
-	var counted float64
-	for _, s := range m.series("indexima_events_total", l("node", node)) {
-		counted += s.value
+	committed := e.state(node)
+	var counted uint64
+	for _, c := range committed.Events {
+		counted += c
 	}
-	if float64(st.Counted) != counted || float64(st.Reported) != m.value(t, "indexima_events_reported_total", l("node", node)) {
-		t.Errorf("status counted %d reported %d; /metrics counted %v reported %v", st.Counted, st.Reported,
-			counted, m.value(t, "indexima_events_reported_total", l("node", node)))
+	if st.Counted != counted || st.Reported != committed.Reported {
+		t.Errorf("status counted %d reported %d; committed state counted %d reported %d", st.Counted, st.Reported,
+			counted, committed.Reported)
 	}
-	if got := m.value(t, "indexima_events_cursor_timestamp_seconds", l("node", node)); float64(st.Cursor.UnixMilli())/1000 != got {
-		t.Errorf("status cursor %v, /metrics %v", st.Cursor, got)
+	if st.Cursor.UnixMilli() != committed.Cursor {
+		t.Errorf("status cursor %v, committed state %v", st.Cursor, committed.Cursor)
 	}
 	if st.Semantics == "" || st.ClusterState == "" {
 		t.Errorf("semantics %q, cluster state %q", st.Semantics, st.ClusterState)
@@ -72,13 +73,13 @@ func TestStatusFollowsThePolls(t *testing.T) {
 	e.sim.SetNodeFault(node, simulator.Fault{Status: 502})
 	e.sim.Append(node, simulator.Event{Type: simulator.SaveMetadata, Duration: 5, Comment: "1"})
 	e.clock.Advance(time.Minute)
-	e.scrape(nil)
-	st = e.exp.Status()[0].Nodes[0]
+	e.poll()
+	st = e.p.Status()[0].Nodes[0]
 	last, _ = st.Last()
 	if last.Up() || last.Reason == "" || !strings.Contains(last.Error, "502") || last.Counted != 0 || st.Failures[last.Reason] != 1 {
 		t.Fatalf("failed poll: %+v, failures %v", last, st.Failures)
 	}
-	if other := e.exp.Status()[0].Nodes[1]; len(other.Polls) != 3 || !other.Polls[0].Up() {
+	if other := e.p.Status()[0].Nodes[1]; len(other.Polls) != 3 || !other.Polls[0].Up() {
 		t.Errorf("the other node: %+v", other.Polls)
 	}
 }
@@ -90,7 +91,7 @@ func TestStatusWhilePolling(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := 0; i < 200; i++ {
-			for _, c := range e.exp.Status() {
+			for _, c := range e.p.Status() {
 				for _, n := range c.Nodes {
 					_, _ = n.Last()
 					_ = n.RunningTotal()
@@ -100,10 +101,10 @@ func TestStatusWhilePolling(t *testing.T) {
 	}()
 	for i := 0; i < 5; i++ {
 		e.clock.Advance(10 * time.Second)
-		e.scrape(nil)
+		e.poll()
 	}
 	<-done
-	for _, n := range e.exp.Status()[0].Nodes {
+	for _, n := range e.p.Status()[0].Nodes {
 		if len(n.Polls) != 5 {
 			t.Errorf("%s: %d polls recorded, want 5", n.Name, len(n.Polls))
 		}

@@ -1,4 +1,4 @@
-package collector
+package poller
 
 import "github.com/indexima-exporter/indexima_exporter/tracker"
 
@@ -8,7 +8,7 @@ import "github.com/indexima-exporter/indexima_exporter/tracker"
 // node the later one writes the newer state.
 type NodeState struct {
 	Key string // cluster "/" host:port
-	n   *nodeRuntime
+	n   *NodeRuntime
 }
 
 // State returns the node's committed state, nil before its first contact.
@@ -27,24 +27,22 @@ func (s NodeState) State() *tracker.State {
 func StateKey(cluster, target string) string { return cluster + "/" + target }
 
 // NodeStates returns every configured node.
-func (e *Exporter) NodeStates() []NodeState {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+func (p *Poller) NodeStates() []NodeState {
 	var out []NodeState
-	for _, c := range e.clusters {
-		for _, n := range c.nodes {
-			out = append(out, NodeState{Key: StateKey(c.name, n.target.String()), n: n})
+	for _, c := range p.Current().Clusters {
+		for _, n := range c.Nodes {
+			out = append(out, NodeState{Key: StateKey(c.Name, n.target.String()), n: n})
 		}
 	}
 	return out
 }
 
 // NodeStateOf returns the node a /probe names (cluster, and the node's name
-// or host:port, as NodeCollector).
-func (e *Exporter) NodeStateOf(cluster, target string) (NodeState, bool) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if _, n := e.findNode(cluster, target); n != nil {
+// or host:port, as Set.Find).
+func (p *Poller) NodeStateOf(cluster, target string) (NodeState, bool) {
+	s := p.Current()
+	if ci, ni, ok := s.Find(cluster, target); ok {
+		n := s.Clusters[ci].Nodes[ni]
 		return NodeState{Key: StateKey(cluster, n.target.String()), n: n}, true
 	}
 	return NodeState{}, false
@@ -56,19 +54,17 @@ func (e *Exporter) NodeStateOf(cluster, target string) (NodeState, bool) {
 // tracker.State.Repair (which modifies states) drops what cannot be
 // trusted. It returns how many
 // nodes were restored; states of nodes no longer configured are ignored.
-func (e *Exporter) Restore(states map[string]*tracker.State) int {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+func (p *Poller) Restore(states map[string]*tracker.State) int {
 	restored := 0
-	for _, c := range e.clusters {
-		for _, n := range c.nodes {
-			st, ok := states[StateKey(c.name, n.target.String())]
+	for _, c := range p.Current().Clusters {
+		for _, n := range c.Nodes {
+			st, ok := states[StateKey(c.Name, n.target.String())]
 			if !ok || st == nil || !st.Contacted {
 				continue
 			}
 			n.mu.Lock()
 			if !n.state.Contacted && n.inflight == nil {
-				st.Repair(e.engine.Limits)
+				st.Repair(p.engine.Limits)
 				n.state = st.Clone()
 				restored++
 			}

@@ -1,4 +1,4 @@
-package collector
+package poller
 
 import (
 	"sort"
@@ -125,14 +125,12 @@ func (s NodeStatus) RunningTotal() int {
 
 // Status returns the status of every configured node, in the order of the
 // configuration. It only reads what the polls recorded.
-func (e *Exporter) Status() []ClusterStatus {
-	e.mu.RLock()
-	clusters := e.clusters
-	e.mu.RUnlock()
+func (p *Poller) Status() []ClusterStatus {
+	clusters := p.Current().Clusters
 	out := make([]ClusterStatus, 0, len(clusters))
 	for _, c := range clusters {
-		cs := ClusterStatus{Name: c.name, Nodes: make([]NodeStatus, 0, len(c.nodes))}
-		for _, n := range c.nodes {
+		cs := ClusterStatus{Name: c.Name, Nodes: make([]NodeStatus, 0, len(c.Nodes))}
+		for _, n := range c.Nodes {
 			cs.Nodes = append(cs.Nodes, n.status())
 		}
 		out = append(out, cs)
@@ -140,7 +138,7 @@ func (e *Exporter) Status() []ClusterStatus {
 	return out
 }
 
-func (n *nodeRuntime) status() NodeStatus {
+func (n *NodeRuntime) status() NodeStatus {
 	n.mu.Lock()
 	s := NodeStatus{Cluster: n.cluster, Name: n.name, Target: n.target.String(),
 		Polls: n.recent.newestFirst(), Failures: cloneFailures(n.failures)}
@@ -172,7 +170,7 @@ func (n *nodeRuntime) status() NodeStatus {
 	}
 	s.ClusterState = st.Phase.Value
 	if s.ClusterState == "" {
-		s.ClusterState = stateUnknown
+		s.ClusterState = tracker.StateUnknown
 	}
 	return s
 }
@@ -188,16 +186,16 @@ func (s NodeStatus) RunningTypes() []string {
 }
 
 // pollRecord makes the record of a poll that began at start.
-func pollRecord(start time.Time, dur time.Duration, rep tracker.Report, firstContact bool, applied bool, res pollResult) PollRecord {
+func pollRecord(start time.Time, dur time.Duration, rep tracker.Report, firstContact bool, applied bool, res Result) PollRecord {
 	rec := PollRecord{Start: start, Duration: dur, Calls: rep.Calls, FirstContact: firstContact,
-		Searched: rep.Searched, Incomplete: rep.Incomplete, Reason: res.reason}
+		Searched: rep.Searched, Incomplete: rep.Incomplete, Reason: res.Reason}
 	if applied {
 		rec.Counted = rep.Counted
 	}
-	if res.err != nil {
-		rec.Error = res.err.Error()
+	if res.Err != nil {
+		rec.Error = res.Err.Error()
 		if rec.Reason == "" {
-			rec.Reason = reasonOther
+			rec.Reason = ReasonOther
 		}
 	}
 	return rec

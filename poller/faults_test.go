@@ -1,4 +1,4 @@
-package collector
+package poller
 
 import (
 	"math/rand/v2"
@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 )
 
-// A node failing for a few scrapes (bad status, bad JSON midway, cut gzip):
-// up is 0 for it only, nothing of a failed poll is applied, its cursor does
-// not move, and once it recovers nothing is lost or counted twice.
+// A node failing for a few polls (bad status, bad JSON midway, cut gzip):
+// its poll fails, the others succeed, nothing of a failed poll is applied,
+// its cursor does not move, and once it recovers nothing is lost or
+// counted twice.
 func TestNodeFaultThenRecovery(t *testing.T) {
 	faults := map[string]simulator.Fault{
 		"status 502":     {Status: 502},
@@ -26,107 +28,89 @@ func TestNodeFaultThenRecovery(t *testing.T) {
 			e := newEnv(t, simulator.Config{Seed: 11, Rate: 4}, 3, Options{})
 			r := rand.New(rand.NewPCG(7, 8))
 			bad := e.nodes[1]
-			var m metrics
 			for i := 0; i < 3; i++ {
-				m = e.scrape(nil)
+				e.poll()
 				e.advance(r, time.Second, 10*time.Second)
 			}
-			m = e.scrape(nil)
-			cursor := m.value(t, "indexima_events_cursor_timestamp_seconds", l("node", bad))
-			frozen := sortedPairsOf(m, bad)
+			e.poll()
+			cursor := e.state(bad).Cursor
+			frozen := e.counted(bad)
 			e.sim.SetNodeFault(bad, f)
 			for i := 0; i < 3; i++ {
 				e.advance(r, time.Second, 10*time.Second)
-				m = e.scrape(nil)
+				res := e.poll()
 				for _, n := range e.nodes {
-					want := 1.0
-					if n == bad {
-						want = 0
-					}
-					if got := m.value(t, "indexima_up", l("node", n)); got != want {
-						t.Fatalf("scrape %d: up{%s} = %v, want %v", i, n, got, want)
+					if failed := res[n].Err != nil; failed != (n == bad) {
+						t.Fatalf("poll %d of %s: err %v", i, n, res[n].Err)
 					}
 				}
-				if got := m.value(t, "indexima_events_cursor_timestamp_seconds", l("node", bad)); got != cursor {
+				if got := e.state(bad).Cursor; got != cursor {
 					t.Fatalf("cursor moved while failing: %v -> %v", cursor, got)
 				}
-				if got := sortedPairsOf(m, bad); got != frozen {
+				if got := e.counted(bad); got != frozen {
 					t.Fatalf("counters of the failing node changed:\n%s\n%s", frozen, got)
 				}
-				if got := m.value(t, "indexima_console_up", nil); got != 1 {
-					t.Fatalf("console_up = %v while only a node fails", got)
+				if res[bad].Reason == "" {
+					t.Fatalf("a failed poll without a reason: %+v", res[bad])
+				}
+				if !res[e.nodes[0]].ConsoleAnswered {
+					t.Fatalf("the console did not answer while only a node fails")
 				}
 			}
 			e.sim.ClearFaults()
+			var res map[string]Result
 			for i := 0; i < 2; i++ {
 				e.advance(r, time.Second, 10*time.Second)
-				m = e.scrape(nil)
+				res = e.poll()
 			}
-			if got := m.value(t, "indexima_up", l("node", bad)); got != 1 {
-				t.Fatalf("node did not recover: up %v", got)
+			if res[bad].Err != nil {
+				t.Fatalf("node did not recover: %v", res[bad].Err)
 			}
-			e.checkTruth(m, nil)
+			e.checkTruth()
 		})
 	}
 }
 
-func sortedPairsOf(m metrics, node string) string {
-	got := map[string]float64{}
-	for _, s := range m.series("indexima_events_total", l("node", node)) {
-		got[s.labels["event"]] = s.value
-	}
-	return fmtPairs(sortedPairs(got))
-}
-
-func fmtPairs(p []string) string {
-	out := ""
-	for _, s := range p {
-		out += s + " "
-	}
-	return out
-}
-
-// A dead node (a hanging one, one the console does not know) gives up 0
-// while the other nodes are polled and counted right; an unreachable console
-// gives console_up 0.
+// A dead node (a hanging one, one the console does not know) fails its
+// polls while the other nodes are polled and counted right; an unreachable
+// console is told apart (the console did not answer).
 func TestDeadNodesDoNotSpoilTheOthers(t *testing.T) {
 	e := newEnv(t, simulator.Config{Seed: 5, Rate: 2}, 3, Options{})
 	e.timeout = time.Second
 	hanging := e.nodes[2]
 	c := e.cluster("", e.nodes...)
-	c.Nodes = append(c.Nodes, Node{Name: "ghost", Target: apiClientNode("ghost.test", 9999)})
-	e.exp.SetClusters([]Cluster{c})
-	e.scrape(nil)
+	c.Nodes = append(c.Nodes, Node{Name: "ghost", Target: apiclient.Node{Host: "ghost.test", Port: 9999}})
+	e.p.SetClusters([]Cluster{c})
+	e.poll()
 	e.sim.SetNodeFault(hanging, simulator.Fault{Hang: true})
-	var m metrics
+	var res map[string]Result
 	for i := 0; i < 3; i++ {
 		e.clock.Advance(5 * time.Second)
-		m = e.scrape(nil)
+		res = e.poll()
 	}
 	for _, n := range []string{hanging, "ghost"} {
-		if got := m.value(t, "indexima_up", l("node", n)); got != 0 {
-			t.Errorf("up{%s} = %v, want 0", n, got)
+		if res[n].Err == nil {
+			t.Errorf("poll of %s succeeded", n)
 		}
 	}
 	for _, n := range e.nodes[:2] {
-		if got := m.value(t, "indexima_up", l("node", n)); got != 1 {
-			t.Errorf("up{%s} = %v, want 1", n, got)
+		if res[n].Err != nil {
+			t.Errorf("poll of %s: %v", n, res[n].Err)
 		}
 	}
-	if len(m.series("indexima_events_total", l("node", "ghost"))) != 0 {
-		t.Errorf("a never contacted node has event series")
+	if e.state("ghost").Contacted {
+		t.Errorf("a node the console does not know was contacted")
 	}
 	e.nodes = e.nodes[:2] // the truth of the healthy ones
-	e.checkTruth(m, nil)
+	e.checkTruth()
 
 	e.sim.ClearFaults()
 	e.sim.SetConsoleFault(simulator.Fault{Down: true})
-	m = e.scrape(nil)
-	if got := m.value(t, "indexima_console_up", nil); got != 0 {
-		t.Errorf("console_up = %v with the console down", got)
-	}
-	if got := m.value(t, "indexima_up", l("node", e.nodes[0])); got != 0 {
-		t.Errorf("up = %v with the console down", got)
+	res = e.poll()
+	for n, r := range res {
+		if r.Err == nil || r.ConsoleAnswered {
+			t.Errorf("console down, node %s: err %v, console answered %v", n, r.Err, r.ConsoleAnswered)
+		}
 	}
 }
 
@@ -135,10 +119,10 @@ func TestDeadNodesDoNotSpoilTheOthers(t *testing.T) {
 func TestConcurrentScrapesShareThePoll(t *testing.T) {
 	e := newEnv(t, simulator.Config{Seed: 9, Rate: 3}, 3, Options{})
 	r := rand.New(rand.NewPCG(9, 10))
-	e.scrape(nil)
+	e.poll()
 	for round := 0; round < 4; round++ {
 		e.advance(r, time.Second, 20*time.Second)
-		e.scrape(nil) // record the clock as seen by the concurrent scrapes
+		e.poll() // record the clock as seen by the concurrent polls
 		for _, n := range e.nodes {
 			// Slow answers keep each poll in flight while the others arrive.
 			e.sim.SetNodeFault(n, simulator.Fault{Latency: 300 * time.Millisecond})
@@ -146,23 +130,20 @@ func TestConcurrentScrapesShareThePoll(t *testing.T) {
 		e.sim.ResetStats()
 		start := make(chan struct{})
 		var wg sync.WaitGroup
-		errs := make(chan error, 8)
 		for g := 0; g < 8; g++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
-				if _, err := e.reg.Gather(); err != nil {
-					errs <- err
+				for n, res := range e.pollNodes() {
+					if res.Err != nil {
+						t.Errorf("node %s: %v", n, res.Err)
+					}
 				}
 			}()
 		}
 		close(start)
 		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
 		st := e.sim.Stats()
 		// Each poll makes one lastevents and one event/count call per node.
 		if st.Requests["lastevents"] != st.Requests["event_count"] {
@@ -173,5 +154,6 @@ func TestConcurrentScrapesShareThePoll(t *testing.T) {
 		}
 		e.sim.ClearFaults()
 	}
-	e.checkTruth(e.scrape(nil), nil)
+	e.poll()
+	e.checkTruth()
 }

@@ -1,0 +1,179 @@
+package poller
+
+import (
+	"sync"
+	"time"
+
+	"github.com/go-kit/log"
+
+	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/tracker"
+)
+
+// Cluster is one configured cluster: a console client and its nodes.
+type Cluster struct {
+	Name   string // module name; "" for the single unnamed cluster (no cluster label)
+	Client *apiclient.Client
+	Nodes  []Node
+}
+
+// Node is one configured node.
+type Node struct {
+	Name   string // value of the node label; default host:port
+	Target apiclient.Node
+}
+
+// Options of the poller; zero values get defaults in New.
+type Options struct {
+	Logger         log.Logger
+	Concurrency    int           // nodes polled at once; default DefaultConcurrency
+	MaxLabelValues int           // per node and label (tables, indexes, down nodes); default 500
+	MaxEventTypes  int           // distinct unknown event type names before OTHER, per node; default 32
+	InfoRefresh    time.Duration // refresh interval of version and columns; default 10m
+	// LateWindow, LookBack and LookBackCalls are the counting engine's
+	// (tracker.Options): how late an event may become visible and still be
+	// counted, and how far first contact reads back to learn the state.
+	LateWindow    time.Duration
+	LookBack      time.Duration
+	LookBackCalls int
+}
+
+// DefaultConcurrency is the default bound of the nodes polled at once. A
+// scrape takes as long as the slowest node's own calls only while every
+// node gets a slot at once: with 200 nodes answering in 50 ms, a bound of
+// 32 made a scrape 7 rounds of calls (700 ms) instead of one (100 ms). The
+// calls are small and mostly waiting, so the bound is there against a
+// configuration of thousands of nodes, not for the usual cluster.
+const DefaultConcurrency = 256
+
+// Poller polls the configured nodes and keeps each node's committed state.
+type Poller struct {
+	opts   Options
+	logger log.Logger
+	engine tracker.Options // the counting engine's options (its Logger set per node)
+	sem    chan struct{}   // bounds the polls running at once
+
+	mu  sync.RWMutex
+	set *Set
+}
+
+// Set is the configured clusters and their nodes as one SetClusters made
+// them; it is never modified (a reload makes a new one), so a reader may
+// key what it derives from the configuration (labels, descriptors) by it.
+type Set struct {
+	Clusters []ClusterNodes
+}
+
+// ClusterNodes is one configured cluster of a Set.
+type ClusterNodes struct {
+	Name  string // "" for the single unnamed cluster
+	Nodes []*NodeRuntime
+}
+
+// New returns a poller with no clusters yet.
+func New(opts Options) *Poller {
+	if opts.Logger == nil {
+		opts.Logger = log.NewNopLogger()
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.MaxLabelValues <= 0 {
+		opts.MaxLabelValues = 500
+	}
+	if opts.MaxEventTypes <= 0 {
+		opts.MaxEventTypes = 32
+	}
+	if opts.InfoRefresh <= 0 {
+		opts.InfoRefresh = 10 * time.Minute
+	}
+	return &Poller{
+		opts:   opts,
+		logger: opts.Logger,
+		engine: tracker.Options{Window: opts.LateWindow, LookBack: opts.LookBack, LookBackCalls: opts.LookBackCalls,
+			Limits: tracker.Limits{MaxLabelValues: opts.MaxLabelValues, MaxEventTypes: opts.MaxEventTypes}},
+		sem: make(chan struct{}, opts.Concurrency),
+		set: &Set{},
+	}
+}
+
+// SetClusters applies a (re)loaded configuration. Nodes that stay keep their
+// cursors and state; removed nodes are forgotten, so their series vanish.
+// A node stays when its cluster name and target (host:port) stay.
+func (p *Poller) SetClusters(clusters []Cluster) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := map[string]*NodeRuntime{}
+	for _, c := range p.set.Clusters {
+		for _, n := range c.Nodes {
+			old[nodeID(c.Name, n.target)] = n
+		}
+	}
+	next := &Set{}
+	for _, c := range clusters {
+		cn := ClusterNodes{Name: c.Name}
+		for _, nd := range c.Nodes {
+			name := nd.Name
+			if name == "" {
+				name = nd.Target.String()
+			}
+			var api nodeAPI
+			if c.Client != nil {
+				api = c.Client
+			}
+			nr := old[nodeID(c.Name, nd.Target)]
+			if nr == nil {
+				nr = &NodeRuntime{p: p, cluster: c.Name, target: nd.Target, state: &tracker.State{}}
+			}
+			delete(old, nodeID(c.Name, nd.Target)) // a node listed twice gets a fresh runtime the second time
+			nr.mu.Lock()
+			nr.name, nr.api = name, api
+			nr.mu.Unlock()
+			cn.Nodes = append(cn.Nodes, nr)
+		}
+		next.Clusters = append(next.Clusters, cn)
+	}
+	p.set = next
+}
+
+// Current returns the configured clusters and nodes.
+func (p *Poller) Current() *Set {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.set
+}
+
+// Find returns the place in s of the node a /probe names: cluster is the
+// cluster's name ("" for the unnamed one), target the node's name or
+// host:port. By name first, so that the usual probe (by name, or by
+// host:port, the default name) formats no address.
+func (s *Set) Find(cluster, target string) (ci, ni int, ok bool) {
+	for ci, c := range s.Clusters {
+		if c.Name != cluster {
+			continue
+		}
+		for ni, n := range c.Nodes {
+			if n.Name() == target {
+				return ci, ni, true
+			}
+		}
+		for ni, n := range c.Nodes {
+			if n.target.String() == target {
+				return ci, ni, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// LateWindow is the engine's late window, defaults applied.
+func (p *Poller) LateWindow() time.Duration {
+	if p.engine.Window > 0 {
+		return p.engine.Window
+	}
+	return tracker.DefaultWindow
+}
+
+func nodeID(cluster string, target apiclient.Node) string {
+	return cluster + "\x00" + target.String()
+}
