@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // benchListing builds a realistic listing of n events (a third with a table
@@ -31,8 +33,8 @@ func benchListing(n int) []byte {
 
 type countingHandler struct{ n int }
 
-func (h *countingHandler) Event(Event) error   { h.n++; return nil }
-func (h *countingHandler) Running(Event) error { h.n++; return nil }
+func (h *countingHandler) Event(event.Event) error   { h.n++; return nil }
+func (h *countingHandler) Running(event.Event) error { h.n++; return nil }
 
 // BenchmarkStreamListing decodes and counts a 10,000-event listing; the
 // target is at least a million events per second on one core.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexima-exporter/indexima_exporter/event"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
@@ -77,11 +78,11 @@ func TestCallsAgainstSimulator(t *testing.T) {
 			}
 
 			const limit = 3
-			asc, err := c.EventRange(ctx, node1, Asc, dayStart, now, limit)
+			asc, err := c.EventRange(ctx, node1, event.Asc, dayStart, now, limit)
 			if err != nil || len(asc.Reqs) != min(limit, len(wantToday)) {
 				t.Fatalf("asc: %d events, %v", len(asc.Reqs), err)
 			}
-			desc, err := c.EventRange(ctx, node1, Desc, dayStart, now, limit)
+			desc, err := c.EventRange(ctx, node1, event.Desc, dayStart, now, limit)
 			if err != nil || len(desc.Reqs) != min(limit, len(wantToday)) {
 				t.Fatalf("desc: %d events, %v", len(desc.Reqs), err)
 			}
@@ -157,7 +158,7 @@ func TestRequestPaths(t *testing.T) {
 	if _, err := c.LastEvents(ctx, node1, 1627450023823); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.EventRange(ctx, node1, Desc, 1, 2, 5); err != nil {
+	if _, err := c.EventRange(ctx, node1, event.Desc, 1, 2, 5); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -185,7 +186,7 @@ func TestStreamListingDelivers(t *testing.T) {
 		Duration: 60000, Comment: "sales.big"})
 	c := newClient(t, sim.URL(), nil)
 	h := &collector{}
-	info, err := c.StreamListing(ctxT(t), node1, Today(), h)
+	info, err := c.stream(ctxT(t), dayRequest(node1, time.Time{}), h)
 	if err != nil {
 		t.Fatal(err)
 	}

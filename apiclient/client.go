@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-kit/log"
 	promconfig "github.com/prometheus/common/config"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // Config configures a Client. The zero values of the optional fields get
@@ -117,24 +119,24 @@ func (c *Client) Columns(ctx context.Context, node Node, table string) (ColumnsI
 
 // Events lists the events of the current day (GET /api/monitor/get/events).
 func (c *Client) Events(ctx context.Context, node Node) (*Listing, error) {
-	return c.collect(ctx, node, Today())
+	return c.collect(ctx, dayRequest(node, time.Time{}))
 }
 
 // EventsOn lists the events of one day (GET /api/monitor/get/events/yyyy-mm-dd).
 func (c *Client) EventsOn(ctx context.Context, node Node, date time.Time) (*Listing, error) {
-	return c.collect(ctx, node, OnDate(date))
+	return c.collect(ctx, dayRequest(node, date))
 }
 
 // LastEvents lists events since a Unix millisecond timestamp, usually the
 // last value of a previous listing (GET /api/monitor/get/lastevents/:time).
 func (c *Client) LastEvents(ctx context.Context, node Node, since int64) (*Listing, error) {
-	return c.collect(ctx, node, Since(since))
+	return c.collectQuery(ctx, node, event.Since(since))
 }
 
 // EventRange lists at most limit events starting between start and end (Unix
 // ms), ascending or descending (GET /api/monitor/get/event/{asc,desc}/...).
-func (c *Client) EventRange(ctx context.Context, node Node, order Order, start, end int64, limit int) (*Listing, error) {
-	return c.collect(ctx, node, Range(order, start, end, limit))
+func (c *Client) EventRange(ctx context.Context, node Node, order event.Order, start, end int64, limit int) (*Listing, error) {
+	return c.collectQuery(ctx, node, event.Range(order, start, end, limit))
 }
 
 // EventCount returns the number of events starting between start and end
@@ -155,15 +157,20 @@ func (c *Client) EventCount(ctx context.Context, node Node, start, end int64) (i
 }
 
 // StreamListing calls the listing endpoint selected by q and hands each event
-// to h while decoding. See ListingHandler for the staging rule. An error
+// to h while decoding. See event.Handler for the staging rule. An error
 // returned by h is returned unchanged; every other error is an *Error.
-func (c *Client) StreamListing(ctx context.Context, node Node, q Query, h ListingHandler) (ListingInfo, error) {
-	var info ListingInfo
-	rq, err := q.request(node)
+func (c *Client) StreamListing(ctx context.Context, node Node, q event.Query, h event.Handler) (ListingInfo, error) {
+	rq, err := listingRequest(node, q)
 	if err != nil {
-		return info, err
+		return ListingInfo{}, err
 	}
-	err = c.monitorCall(ctx, rq, func(b *body) error {
+	return c.stream(ctx, rq, h)
+}
+
+// stream makes the listing call rq and hands its events to h.
+func (c *Client) stream(ctx context.Context, rq *request, h event.Handler) (ListingInfo, error) {
+	var info ListingInfo
+	err := c.monitorCall(ctx, rq, func(b *body) error {
 		var err error
 		info, err = decodeListing(b.Reader, h)
 		return err
@@ -171,9 +178,17 @@ func (c *Client) StreamListing(ctx context.Context, node Node, q Query, h Listin
 	return info, err
 }
 
-func (c *Client) collect(ctx context.Context, node Node, q Query) (*Listing, error) {
+func (c *Client) collectQuery(ctx context.Context, node Node, q event.Query) (*Listing, error) {
+	rq, err := listingRequest(node, q)
+	if err != nil {
+		return nil, err
+	}
+	return c.collect(ctx, rq)
+}
+
+func (c *Client) collect(ctx context.Context, rq *request) (*Listing, error) {
 	col := &collector{}
-	info, err := c.StreamListing(ctx, node, q, col)
+	info, err := c.stream(ctx, rq, col)
 	if err != nil {
 		return nil, err
 	}

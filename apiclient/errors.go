@@ -94,7 +94,7 @@ var (
 )
 
 // KindOf returns the Kind of an *Error in err's chain, or 0 when there is
-// none (for example an error returned by a ListingHandler).
+// none (for example an error returned by a event.Handler).
 func KindOf(err error) Kind {
 	var e *Error
 	if errors.As(err, &e) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexima-exporter/indexima_exporter/event"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 )
 
@@ -208,7 +209,7 @@ func TestRefused(t *testing.T) {
 	if e := checkError(t, err, KindRefused, EndpointColumns); e.Status != 404 || !strings.Contains(e.Error(), "Table not found") {
 		t.Fatalf("error %v", e)
 	}
-	_, err = c.EventRange(ctx, node1, Order("sideways"), 0, 1, 1)
+	_, err = c.EventRange(ctx, node1, event.Order("sideways"), 0, 1, 1)
 	checkError(t, err, KindRefused, EndpointEventAsc)
 	_, err = c.Version(ctx, Node{})
 	checkError(t, err, KindRefused, EndpointVersion)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 func listingSeeds(f *testing.F) {
@@ -104,7 +106,7 @@ func strictListing(data []byte) (*Listing, bool) {
 			if !ok {
 				return nil, false
 			}
-			var ev Event
+			var ev event.Event
 			if ev.Type, ok = eo["type"].(string); !ok {
 				return nil, false
 			}
@@ -323,7 +325,7 @@ func referenceListing(data []byte) (*Listing, error) {
 			if !ok {
 				return nil, errors.New("event not an object")
 			}
-			var ev Event
+			var ev event.Event
 			if ev.Type, ok = eo["type"].(string); !ok {
 				return nil, errors.New("no string type")
 			}

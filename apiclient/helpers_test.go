@@ -13,6 +13,7 @@ import (
 	"github.com/go-kit/log"
 	promconfig "github.com/prometheus/common/config"
 
+	"github.com/indexima-exporter/indexima_exporter/event"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
@@ -151,18 +152,18 @@ func (r *headerRecorder) all() []recorded {
 
 // expectedReqs is the ground truth of a listing's reqs: events of the node
 // that started in [lo, hi] and have completed by now (spec 2.3, 4.4).
-func expectedReqs(truth []simulator.Event, lo, hi, now int64) []Event {
-	var out []Event
+func expectedReqs(truth []simulator.Event, lo, hi, now int64) []event.Event {
+	var out []event.Event
 	for _, e := range truth {
 		if e.Date >= lo && e.Date <= hi && e.CompletedAt <= now {
-			out = append(out, Event{Type: e.Type, Date: e.Date, Duration: e.Duration, HasDuration: true, Comment: e.Comment})
+			out = append(out, event.Event{Type: e.Type, Date: e.Date, Duration: e.Duration, HasDuration: true, Comment: e.Comment})
 		}
 	}
 	return out
 }
 
-func sortEvents(evs []Event) []Event {
-	out := append([]Event(nil), evs...)
+func sortEvents(evs []event.Event) []event.Event {
+	out := append([]event.Event(nil), evs...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Date != out[j].Date {
 			return out[i].Date < out[j].Date

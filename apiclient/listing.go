@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // Known event types (spec section 6). The decoder returns these constants
@@ -20,7 +22,7 @@ const maxInternedTypes = 64
 // maxMessageBytes bounds the "message" text kept from an error body.
 const maxMessageBytes = 256
 
-// handlerError marks an error returned by the caller's ListingHandler: it is
+// handlerError marks an error returned by the caller's event.Handler: it is
 // handed back unchanged, never classified.
 type handlerError struct{ err error }
 
@@ -37,7 +39,7 @@ func (e *messageBody) Error() string {
 
 type listingDecoder struct {
 	s       *scanner
-	h       ListingHandler
+	h       event.Handler
 	info    ListingInfo
 	unknown map[string]string // interned unknown type names
 }
@@ -45,7 +47,7 @@ type listingDecoder struct {
 // decodeListing decodes an event listing from r, handing each event to h.
 // Errors: *syntaxError (not a listing), *messageBody, *handlerError, or the
 // read error of r (size limit, gzip, timeout).
-func decodeListing(r *bufio.Reader, h ListingHandler) (ListingInfo, error) {
+func decodeListing(r *bufio.Reader, h event.Handler) (ListingInfo, error) {
 	d := listingDecoder{s: newScanner(r), h: h}
 	// Decode first, then read d.info: in one return statement, Go leaves
 	// unspecified whether d.info is read before or after the call fills it.
@@ -231,9 +233,9 @@ func (d *listingDecoder) events(name string, running bool, n *int) error {
 
 // event decodes one event object; fields may come in any order and unknown
 // ones are skipped.
-func (d *listingDecoder) event(array string, index int) (Event, error) {
+func (d *listingDecoder) event(array string, index int) (event.Event, error) {
 	s := d.s
-	var ev Event
+	var ev event.Event
 	c, err := s.peek(array)
 	if err != nil {
 		return ev, err
@@ -385,11 +387,11 @@ func (d *listingDecoder) intern(b []byte) string {
 	return s
 }
 
-// collector is the ListingHandler behind the convenience calls.
+// collector is the event.Handler behind the convenience calls.
 type collector struct{ l Listing }
 
-func (c *collector) Event(e Event) error   { c.l.Reqs = append(c.l.Reqs, e); return nil }
-func (c *collector) Running(e Event) error { c.l.Runnings = append(c.l.Runnings, e); return nil }
+func (c *collector) Event(e event.Event) error   { c.l.Reqs = append(c.l.Reqs, e); return nil }
+func (c *collector) Running(e event.Event) error { c.l.Runnings = append(c.l.Runnings, e); return nil }
 
 // validString converts b to a string, replacing each invalid UTF-8 byte by
 // U+FFFD as encoding/json does.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // docListing is the verbatim example listing of the field notes.
@@ -31,7 +33,7 @@ func TestDecodeListingDocExample(t *testing.T) {
 		if err != nil {
 			t.Fatalf("buffer %d: %v", size, err)
 		}
-		want := []Event{
+		want := []event.Event{
 			{Type: "CLUSTER_START", Date: 1574757198519, Duration: 36, HasDuration: true},
 			{Type: "TABLE_LOADED", Date: 1574757199483, Duration: 333, HasDuration: true, Comment: "etalon.nyc_yellow_full"},
 		}
@@ -47,39 +49,39 @@ func TestDecodeListingDocExample(t *testing.T) {
 func TestDecodeListingTolerances(t *testing.T) {
 	cases := []struct {
 		name, body string
-		reqs       []Event
-		runnings   []Event
+		reqs       []event.Event
+		runnings   []event.Event
 		last       int64
 		hasLast    bool
 	}{
 		{name: "fields in any order, unknown ones skipped",
 			body:     `{"x":{"a":[1,2,{"b":null}],"c":"d"},"last":5,"runnings":[{"comment":"c","extra":[true,false],"type":"NODE_DOWN","date":7}],"reqs":[],"y":-1.5e3}`,
-			runnings: []Event{{Type: "NODE_DOWN", Date: 7, Comment: "c"}}, last: 5, hasLast: true},
+			runnings: []event.Event{{Type: "NODE_DOWN", Date: 7, Comment: "c"}}, last: 5, hasLast: true},
 		{name: "duration missing or null",
 			body: `{"reqs":[{"type":"MEMORY_LOW","date":1},{"type":"MEMORY_LOW","date":2,"duration":null}]}`,
-			reqs: []Event{{Type: "MEMORY_LOW", Date: 1}, {Type: "MEMORY_LOW", Date: 2}}},
+			reqs: []event.Event{{Type: "MEMORY_LOW", Date: 1}, {Type: "MEMORY_LOW", Date: 2}}},
 		{name: "numbers as floats and strings",
 			body: `{"reqs":[{"type":"SAVE_METADATA","date":1.574757198519E12,"duration":"36","comment":"3"}],"last":"1627450023823"}`,
-			reqs: []Event{{Type: "SAVE_METADATA", Date: 1574757198519, Duration: 36, HasDuration: true, Comment: "3"}},
+			reqs: []event.Event{{Type: "SAVE_METADATA", Date: 1574757198519, Duration: 36, HasDuration: true, Comment: "3"}},
 			last: 1627450023823, hasLast: true},
 		{name: "date as RFC 3339 text",
 			body: `{"reqs":[{"type":"CLUSTER_STOP","date":"2019-11-26T08:33:18.519Z"}]}`,
-			reqs: []Event{{Type: "CLUSTER_STOP", Date: 1574757198519}}},
+			reqs: []event.Event{{Type: "CLUSTER_STOP", Date: 1574757198519}}},
 		{name: "escapes and surrogate pairs",
 			body: `{"reqs":[{"type":"TABLE_LOADED","date":1,"comment":"a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00\ud800x"}]}`,
-			reqs: []Event{{Type: "TABLE_LOADED", Date: 1, Comment: "a\"b\\c/d\b\f\n\r\té😀\uFFFDx"}}},
+			reqs: []event.Event{{Type: "TABLE_LOADED", Date: 1, Comment: "a\"b\\c/d\b\f\n\r\té😀\uFFFDx"}}},
 		{name: "escaped keys and type",
 			body: `{"\u0072eqs":[{"\u0074ype":"CLUSTER_\u0049NIT","date":3}]}`,
-			reqs: []Event{{Type: "CLUSTER_INIT", Date: 3}}},
+			reqs: []event.Event{{Type: "CLUSTER_INIT", Date: 3}}},
 		{name: "unknown type is data",
 			body: `{"reqs":[{"type":"BRAND_NEW","date":4,"comment":7}]}`,
-			reqs: []Event{{Type: "BRAND_NEW", Date: 4, Comment: "7"}}},
+			reqs: []event.Event{{Type: "BRAND_NEW", Date: 4, Comment: "7"}}},
 		{name: "only last", body: ` {"last":12} `, last: 12, hasLast: true},
 		{name: "null arrays and null last", body: `{"reqs":null,"runnings":null,"last":null}`},
 		{name: "message beside listing fields is a listing", body: `{"message":"ok","reqs":[]}`},
 		{name: "negative and huge integers",
 			body: `{"reqs":[{"type":"X","date":-5,"duration":9223372036854775807}]}`,
-			reqs: []Event{{Type: "X", Date: -5, Duration: 9223372036854775807, HasDuration: true}}},
+			reqs: []event.Event{{Type: "X", Date: -5, Duration: 9223372036854775807, HasDuration: true}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +99,7 @@ func TestDecodeListingTolerances(t *testing.T) {
 	}
 }
 
-func sameEvents(a, b []Event) bool {
+func sameEvents(a, b []event.Event) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -168,14 +170,14 @@ type failingHandler struct{ n int }
 
 var errStop = errors.New("stop here")
 
-func (h *failingHandler) Event(Event) error {
+func (h *failingHandler) Event(event.Event) error {
 	h.n++
 	if h.n == 2 {
 		return errStop
 	}
 	return nil
 }
-func (h *failingHandler) Running(Event) error { return nil }
+func (h *failingHandler) Running(event.Event) error { return nil }
 
 func TestDecodeListingHandlerErrorStops(t *testing.T) {
 	h := &failingHandler{}
@@ -218,5 +220,5 @@ func TestDecodeListingAllocatesOnlyForComments(t *testing.T) {
 
 type nopHandler struct{}
 
-func (nopHandler) Event(Event) error   { return nil }
-func (nopHandler) Running(Event) error { return nil }
+func (nopHandler) Event(event.Event) error   { return nil }
+func (nopHandler) Running(event.Event) error { return nil }

@@ -41,7 +41,7 @@ func TestSSOProxySessionExpiry(t *testing.T) {
 				switch i % 4 {
 				case 0:
 					h := &countingHandler{}
-					info, err := c.StreamListing(ctx, node1, Today(), h)
+					info, err := c.stream(ctx, dayRequest(node1, time.Time{}), h)
 					if err != nil {
 						t.Fatalf("expiry %d: listing: %v", i, err)
 					}

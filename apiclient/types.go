@@ -4,6 +4,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // DefaultNodePort is the default monitoring port of a node (spec section 8).
@@ -25,49 +27,22 @@ func (n Node) String() string {
 	return net.JoinHostPort(n.Host, strconv.Itoa(p))
 }
 
-// Order of an event range listing.
-type Order string
-
-const (
-	Asc  Order = "asc"
-	Desc Order = "desc"
-)
-
-// Event is one element of a listing's reqs or runnings (spec 2.2).
-type Event struct {
-	Type        string
-	Date        int64 // start of the event, Unix milliseconds
-	Duration    int64 // milliseconds; meaningful only when HasDuration
-	HasDuration bool  // false when the field is missing or null
-	Comment     string
-}
-
 // Listing is a whole event listing (spec 2.3), as collected by the
-// convenience calls. Streaming callers use ListingHandler instead.
+// convenience calls. Streaming callers use an event.Handler instead.
 type Listing struct {
-	Reqs     []Event
-	Runnings []Event
+	Reqs     []event.Event
+	Runnings []event.Event
 	Last     int64 // Unix milliseconds; meaningful only when HasLast
 	HasLast  bool
 }
 
 // ListingInfo is what remains of a streamed listing once its events have been
-// handed to the ListingHandler.
+// handed to the event.Handler.
 type ListingInfo struct {
 	Last     int64
 	HasLast  bool
 	Reqs     int // number of events delivered from reqs
 	Runnings int // number of events delivered from runnings
-}
-
-// ListingHandler receives the events of a listing while the body is decoded,
-// so memory does not grow with the size of the answer. Events arrive before
-// the body is known to be whole: a caller must stage what it learns and apply
-// it only when the call returns a nil error. A handler error stops decoding
-// and is returned by the call.
-type ListingHandler interface {
-	Event(Event) error   // an element of reqs
-	Running(Event) error // an element of runnings
 }
 
 // VersionInfo is the answer of get/version. Its shape is undocumented: Version

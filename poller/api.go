@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
-// nodeAPI is the part of *apiclient.Client the collector uses. Keeping it
+// nodeAPI is the part of *apiclient.Client the poller uses. Keeping it
 // small lets the tracking logic be reasoned about (and tested) as a pure
 // state machine fed with listings.
 type nodeAPI interface {
-	StreamListing(ctx context.Context, node apiclient.Node, q apiclient.Query, h apiclient.ListingHandler) (apiclient.ListingInfo, error)
+	StreamListing(ctx context.Context, node apiclient.Node, q event.Query, h event.Handler) (apiclient.ListingInfo, error)
 	EventCount(ctx context.Context, node apiclient.Node, start, end int64) (int64, error)
 	Version(ctx context.Context, node apiclient.Node) (apiclient.VersionInfo, error)
 	Columns(ctx context.Context, node apiclient.Node, table string) (apiclient.ColumnsInfo, error)

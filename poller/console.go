@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/event"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -18,16 +19,10 @@ type nodeConsole struct {
 
 var _ tracker.Console = nodeConsole{}
 
-func (c nodeConsole) List(ctx context.Context, q tracker.Query, h tracker.Handler) (tracker.Info, error) {
-	aq := apiclient.Since(q.Since)
-	if !q.IsSince() {
-		order := apiclient.Asc
-		if q.Order == tracker.Desc {
-			order = apiclient.Desc
-		}
-		aq = apiclient.Range(order, q.Start, q.End, q.Limit)
-	}
-	info, err := c.api.StreamListing(ctx, c.node, aq, handler{h})
+// List hands the engine's query and handler to the client as they are:
+// both speak package event, so no event is copied on its way up.
+func (c nodeConsole) List(ctx context.Context, q event.Query, h event.Handler) (tracker.Info, error) {
+	info, err := c.api.StreamListing(ctx, c.node, q, h)
 	if err != nil {
 		if apiclient.IsBodyTooLarge(err) {
 			return tracker.Info{}, fmt.Errorf("%w: %w", tracker.ErrTooLarge, err)
@@ -75,10 +70,3 @@ func (c nodeConsole) Clock(ctx context.Context) (int64, bool, error) {
 func (c nodeConsole) Count(ctx context.Context, start, end int64) (int64, error) {
 	return c.api.EventCount(ctx, c.node, start, end)
 }
-
-// handler hands the client's events to the engine (the two Event types have
-// the same fields, so the conversion copies nothing but the struct).
-type handler struct{ h tracker.Handler }
-
-func (a handler) Event(e apiclient.Event) error   { return a.h.Event(tracker.Event(e)) }
-func (a handler) Running(e apiclient.Event) error { return a.h.Running(tracker.Event(e)) }

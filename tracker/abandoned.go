@@ -1,5 +1,7 @@
 package tracker
 
+import "github.com/indexima-exporter/indexima_exporter/event"
+
 // Running events that never complete.
 //
 // A running event that leaves the runnings and is not seen completed, even
@@ -72,7 +74,7 @@ func (st *State) vanishedIn(lo, hi int64, s *sink) int64 {
 
 // resolveAbandoned removes one given-up event matching the completed event
 // e, and reports whether there was one: it completed after all.
-func (st *State) resolveAbandoned(e Event) bool {
+func (st *State) resolveAbandoned(e event.Event) bool {
 	if len(st.Abandoned) == 0 {
 		return false
 	}

@@ -3,52 +3,9 @@ package tracker
 import (
 	"context"
 	"errors"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
-
-// Event is one event of a node's log as a listing shows it (spec 2.2).
-type Event struct {
-	Type        string
-	Date        int64 // start of the event, Unix milliseconds (the node's clock)
-	Duration    int64 // milliseconds; meaningful only when HasDuration
-	HasDuration bool  // false when the field is missing or null
-	Comment     string
-}
-
-// Order of a range listing.
-type Order int
-
-const (
-	Asc  Order = iota // get/event/asc
-	Desc              // get/event/desc
-)
-
-// Query is one of the listing endpoints the engine reads.
-type Query struct {
-	since      bool
-	Since      int64 // get/lastevents/:time
-	Order      Order
-	Start, End int64 // get/event/{asc,desc}/:start/:end/:limit, inclusive
-	Limit      int
-}
-
-// Since selects get/lastevents/:time.
-func Since(t int64) Query { return Query{since: true, Since: t} }
-
-// Range selects get/event/asc or get/event/desc.
-func Range(o Order, start, end int64, limit int) Query {
-	return Query{Order: o, Start: start, End: end, Limit: limit}
-}
-
-// IsSince tells a lastevents query from a range query.
-func (q Query) IsSince() bool { return q.since }
-
-// Handler receives a listing's events while its body is read. Events arrive
-// before the body is known to be whole: the engine stages what it learns
-// and keeps it only when the whole poll succeeds.
-type Handler interface {
-	Event(Event) error   // an element of reqs
-	Running(Event) error // an element of runnings
-}
 
 // Info is what a listing says besides its events.
 type Info struct {
@@ -70,7 +27,7 @@ type Info struct {
 // satisfies it (through a small adapter naming the node); the tests use
 // console models in-process.
 type Console interface {
-	List(ctx context.Context, q Query, h Handler) (Info, error)
+	List(ctx context.Context, q event.Query, h event.Handler) (Info, error)
 	// Count is get/event/count/:start/:end: the events "starting between
 	// :start and :end". Whether the bounds are included, and whether
 	// running events are, is the console's choice; the engine finds out.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-kit/log"
 
+	"github.com/indexima-exporter/indexima_exporter/event"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 )
 
@@ -239,7 +240,7 @@ func (sc scenario) run(t testing.TB) outcome {
 	con.tooLarge = sc.tooLarge
 	r := rand.New(rand.NewPCG(sc.seed, 0xfa17))
 	if sc.faults {
-		con.fail = func(int, *Query) error {
+		con.fail = func(int, *event.Query) error {
 			if r.IntN(12) == 0 {
 				return errInjected
 			}

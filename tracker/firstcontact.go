@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/go-kit/log/level"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // recentMS is how far before the console's clock the first listing of a
@@ -73,7 +75,7 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 	// must not leave them to be counted at the next poll.
 	end := now + lookaheadMS
 	s := p.newSink(st, modeBaseline)
-	if _, err := p.con.List(ctx, Since(now-recentMS), s); err != nil {
+	if _, err := p.con.List(ctx, event.Since(now-recentMS), s); err != nil {
 		if !errors.Is(err, ErrTooLarge) {
 			return err
 		}
@@ -97,7 +99,7 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 	for calls := 1; calls < p.o.LookBackCalls; calls++ {
 		ps := p.newSink(st, modeBaseline)
 		ps.resetAt, ps.resetSet = reset.resetAt, reset.resetSet
-		if _, err := p.con.List(ctx, Range(Desc, lbFrom, end, limit), ps); err != nil {
+		if _, err := p.con.List(ctx, event.Range(event.Desc, lbFrom, end, limit), ps); err != nil {
 			if ctx.Err() == nil {
 				return err
 			}
@@ -221,7 +223,7 @@ const farRangeMS = 50 * 365 * 24 * 3600 * 1000
 // date (one call): its date is a time the console has shown.
 func (p *poller) newestEvent(ctx context.Context, now int64) (int64, bool, error) {
 	var h newestHandler
-	if _, err := p.con.List(ctx, Range(Desc, max(now-farRangeMS, 0), now+farRangeMS, 1), &h); err != nil {
+	if _, err := p.con.List(ctx, event.Range(event.Desc, max(now-farRangeMS, 0), now+farRangeMS, 1), &h); err != nil {
 		return 0, false, err
 	}
 	return h.date, h.found, nil
@@ -233,11 +235,11 @@ type newestHandler struct {
 	found bool
 }
 
-func (h *newestHandler) Event(e Event) error {
+func (h *newestHandler) Event(e event.Event) error {
 	if !h.found || e.Date > h.date {
 		h.date, h.found = e.Date, true
 	}
 	return nil
 }
 
-func (h *newestHandler) Running(e Event) error { return h.Event(e) }
+func (h *newestHandler) Running(e event.Event) error { return h.Event(e) }

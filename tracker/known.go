@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"slices"
 	"sort"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // known is the multiset of the node's events already counted, or taken into
@@ -33,7 +35,7 @@ func (a kEntry) less(b kEntry) bool { return a.date < b.date || a.date == b.date
 
 // fingerprint identifies an event by everything the API tells about it. FNV
 // is stable across restarts, so fingerprints can be saved to a state file.
-func fingerprint(e Event) uint64 {
+func fingerprint(e event.Event) uint64 {
 	h := fnv.New64a()
 	var b [8]byte
 	h.Write([]byte(e.Type))

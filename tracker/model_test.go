@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/indexima-exporter/indexima_exporter/event"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 )
 
@@ -18,7 +19,7 @@ type simConsole struct {
 
 	calls int // calls answered
 	// fail, when set, is asked before each call: a non-nil error fails it.
-	fail func(call int, q *Query) error
+	fail func(call int, q *event.Query) error
 	// tooLarge refuses lastevents listings of more than this many reqs (0: none).
 	tooLarge int
 	// hide drops events from every listing (but not from the count): a
@@ -37,7 +38,7 @@ func newSimConsole(sim *simulator.Simulator, node string) *simConsole {
 
 var errInjected = errors.New("injected console failure")
 
-func (c *simConsole) List(ctx context.Context, q Query, h Handler) (Info, error) {
+func (c *simConsole) List(ctx context.Context, q event.Query, h event.Handler) (Info, error) {
 	c.calls++
 	if c.fail != nil {
 		if err := c.fail(c.calls, &q); err != nil {
@@ -59,12 +60,12 @@ func (c *simConsole) List(ctx context.Context, q Query, h Handler) (Info, error)
 			return Info{}, fmt.Errorf("%w: %d events", ErrTooLarge, len(l.Reqs))
 		}
 	} else {
-		if q.Order == Desc {
+		if q.Order == event.Desc {
 			c.requests["desc"]++
 		} else {
 			c.requests["asc"]++
 		}
-		l = c.sim.EventRange(c.node, q.Order == Desc, q.Start, q.End, q.Limit)
+		l = c.sim.EventRange(c.node, q.Order == event.Desc, q.Start, q.End, q.Limit)
 	}
 	for _, e := range l.Reqs {
 		if c.hide != nil && c.hide(e) {
@@ -103,11 +104,11 @@ func (c *simConsole) Count(ctx context.Context, start, end int64) (int64, error)
 	return c.sim.EventCount(c.node, start, end), nil
 }
 
-func toEvent(e simulator.Event, completed bool) Event {
+func toEvent(e simulator.Event, completed bool) event.Event {
 	if completed {
-		return Event{Type: e.Type, Date: e.Date, Duration: e.Duration, HasDuration: true, Comment: e.Comment}
+		return event.Event{Type: e.Type, Date: e.Date, Duration: e.Duration, HasDuration: true, Comment: e.Comment}
 	}
-	return Event{Type: e.Type, Date: e.Date, Comment: e.Comment}
+	return event.Event{Type: e.Type, Date: e.Date, Comment: e.Comment}
 }
 
 // truthCount counts the node's events that completed after first contact

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/go-kit/log/level"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // page reads [start, end] through get/event/asc pages, counting what is new
@@ -31,7 +33,7 @@ func (p *poller) page(ctx context.Context, st *State, start, end, lateBefore int
 		s := p.newSink(st, modeCount)
 		s.lateBefore = lateBefore
 		b := &staged{s: s}
-		if _, err := p.con.List(ctx, Range(Asc, start, end, limit), b); err != nil {
+		if _, err := p.con.List(ctx, event.Range(event.Asc, start, end, limit), b); err != nil {
 			return found, false, start, err
 		}
 		if short > 0 && completedBefore(b.reqs, shortMax, shortBy) {
@@ -78,7 +80,7 @@ func (p *poller) page(ctx context.Context, st *State, start, end, lateBefore int
 
 // completedBefore tells whether one of evs, dated after after, shows it
 // had completed by by (its start plus its duration).
-func completedBefore(evs []Event, after, by int64) bool {
+func completedBefore(evs []event.Event, after, by int64) bool {
 	for _, e := range evs {
 		if e.Date > after && e.HasDuration && e.Date+max(e.Duration, 0) <= by {
 			return true

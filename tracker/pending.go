@@ -1,6 +1,10 @@
 package tracker
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
+)
 
 // PendingEvent is a running event seen in a listing's runnings: it is
 // counted once, when it is seen completed. Listings start early enough to
@@ -21,7 +25,7 @@ func pendingKey(typ string, date int64, comment string) string {
 // notePending remembers a running event (once per key and listing: n is how
 // many identical ones this listing holds). It reports false when the bound
 // is reached and the event cannot be tracked.
-func (st *State) notePending(key string, e Event, n int) bool {
+func (st *State) notePending(key string, e event.Event, n int) bool {
 	if p, ok := st.Pending[key]; ok {
 		p.N = max(p.N, n)
 		p.Misses = 0
@@ -41,7 +45,7 @@ func (st *State) notePending(key string, e Event, n int) bool {
 // pendingOf returns the key of the pending running event a completed event
 // e completes ("" if none). A running event listed without its comment
 // still matches on type and date.
-func (st *State) pendingOf(e Event) string {
+func (st *State) pendingOf(e event.Event) string {
 	if len(st.Pending) == 0 {
 		return ""
 	}
@@ -60,7 +64,7 @@ func (st *State) pendingOf(e Event) string {
 
 // resolvePending removes one pending running event matching the completed
 // event e, and reports whether there was one.
-func (st *State) resolvePending(e Event) bool {
+func (st *State) resolvePending(e event.Event) bool {
 	key := st.pendingOf(e)
 	if key == "" {
 		return false

@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/go-kit/log/level"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // Report is what one poll did, for the exporter's logs and metrics.
@@ -110,7 +112,7 @@ type countingConsole struct {
 	b     *Bounds
 }
 
-func (c *countingConsole) List(ctx context.Context, q Query, h Handler) (Info, error) {
+func (c *countingConsole) List(ctx context.Context, q event.Query, h event.Handler) (Info, error) {
 	*c.calls++
 	if !q.IsSince() {
 		q.Start, q.End = c.b.ask(q.Start, q.End)
@@ -177,13 +179,13 @@ func (p *poller) poll(ctx context.Context, st *State) error {
 	}
 	t1 := p.o.Now()
 	s := p.newSink(st, modeCount)
-	q := Since(at)
+	q := event.Since(at)
 	if st.ListCut {
 		// The previous listing was cut at the console's cap: this one
 		// reads its interval whole, with a page of the caller's :limit
 		// (which shows no running events: those of the previous listing
 		// stand). Under a steady load beyond the cap, listings alternate.
-		q, s.inherit = Range(Asc, from, listEnd, maxPageLimit), true
+		q, s.inherit = event.Range(event.Asc, from, listEnd, maxPageLimit), true
 	} else {
 		s.since, s.sinceSet = at, true
 	}
@@ -259,7 +261,7 @@ func (e *tooLarge) Error() string { return e.err.Error() }
 // takes; the floor waits for it.
 func (p *poller) pollPaged(ctx context.Context, st *State, tl *tooLarge) error {
 	s := p.newSink(st, modeRunnings)
-	info, err := p.con.List(ctx, Range(Desc, tl.from, tl.end, 1), s)
+	info, err := p.con.List(ctx, event.Range(event.Desc, tl.from, tl.end, 1), s)
 	if err != nil {
 		return err
 	}

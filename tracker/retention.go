@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/go-kit/log/level"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // Consoles that forget.
@@ -136,7 +138,7 @@ func (p *poller) forgotten(ctx context.Context, st *State, s *sink, lo, end, gap
 	oldest, known := st.Known.firstDateFrom(lo)
 	ps := p.newSink(st, modeCount)
 	b := &staged{s: ps}
-	if _, err := p.con.List(ctx, Range(Asc, lo, end, 1), b); err != nil {
+	if _, err := p.con.List(ctx, event.Range(event.Asc, lo, end, 1), b); err != nil {
 		return lo, 0, false, err
 	}
 	b.commit()
@@ -219,7 +221,7 @@ func (p *poller) recheckRetention(ctx context.Context, st *State) error {
 	end := p.countEnd(st)
 	ps := p.newSink(st, modeCount)
 	b := &staged{s: ps}
-	if _, err := p.con.List(ctx, Range(Asc, st.Floor, end, 1), b); err != nil {
+	if _, err := p.con.List(ctx, event.Range(event.Asc, st.Floor, end, 1), b); err != nil {
 		return err
 	}
 	b.commit()

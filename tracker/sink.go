@@ -1,5 +1,7 @@
 package tracker
 
+import "github.com/indexima-exporter/indexima_exporter/event"
+
 // sink is the Handler of one listing response of a poll. It applies events
 // to the poll's working state as they stream in (the working state is a
 // clone, dropped if the poll fails) and keeps only bounded summaries.
@@ -87,7 +89,7 @@ const (
 )
 
 type runningSeen struct {
-	e Event
+	e event.Event
 	n int
 }
 
@@ -97,7 +99,7 @@ func (p *poller) newSink(st *State, mode sinkMode) *sink {
 }
 
 // Event implements Handler for an element of reqs.
-func (s *sink) Event(e Event) error {
+func (s *sink) Event(e event.Event) error {
 	s.noteLatest(e.Date)
 	if end := e.Date + max(e.Duration, 0); end > s.shownBy {
 		s.shownBy = end
@@ -166,7 +168,7 @@ func (s *sink) Event(e Event) error {
 // baselineEvent takes an event of the first-contact look-back: known if in
 // the window (so that it is never counted), applied to the state gauges if
 // newer than the latest state reset.
-func (s *sink) baselineEvent(e Event) {
+func (s *sink) baselineEvent(e event.Event) {
 	st := s.st
 	if !s.resetSet || e.Date >= s.resetAt {
 		st.applyState(e, s.p.o.Limits, false)
@@ -185,7 +187,7 @@ func (s *sink) baselineEvent(e Event) {
 }
 
 // Running implements Handler for an element of runnings.
-func (s *sink) Running(e Event) error {
+func (s *sink) Running(e event.Event) error {
 	s.noteLatest(e.Date)
 	s.shownBy = max(s.shownBy, e.Date)
 	s.runnings++
@@ -257,12 +259,12 @@ func (s *sink) commitRunnings() {
 // read can be kept (PartialError).
 type staged struct {
 	s    *sink
-	reqs []Event
-	runs []Event
+	reqs []event.Event
+	runs []event.Event
 }
 
-func (b *staged) Event(e Event) error   { b.reqs = append(b.reqs, e); return nil }
-func (b *staged) Running(e Event) error { b.runs = append(b.runs, e); return nil }
+func (b *staged) Event(e event.Event) error   { b.reqs = append(b.reqs, e); return nil }
+func (b *staged) Running(e event.Event) error { b.runs = append(b.runs, e); return nil }
 
 // commit applies the call's events.
 func (b *staged) commit() {
@@ -284,7 +286,7 @@ func (s *sink) noteLatest(date int64) {
 }
 
 // noteFresh records when a counted event completed.
-func (s *sink) noteFresh(e Event) {
+func (s *sink) noteFresh(e event.Event) {
 	if len(s.freshEnds) >= maxFreshEnds {
 		s.freshMore++
 		return

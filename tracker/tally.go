@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // Tally is what a node's events mean: the counters of the events counted
@@ -164,7 +166,7 @@ func (t *Tally) admitLabel(label string, exists bool, n, max int, count bool) bo
 }
 
 // noteLastDate keeps the latest date of each event type.
-func (t *Tally) noteLastDate(e Event, lim Limits) {
+func (t *Tally) noteLastDate(e event.Event, lim Limits) {
 	label := t.typeLabel(e.Type, lim.MaxEventTypes)
 	if t.LastDate == nil {
 		t.LastDate = map[string]int64{}
@@ -178,7 +180,7 @@ func (t *Tally) noteLastDate(e Event, lim Limits) {
 // state. It is idempotent and decided by event date (the latest wins), so an
 // event read twice, or out of order, changes nothing. count says whether the
 // event is being counted now (only then is a dropped label counted).
-func (t *Tally) applyState(e Event, lim Limits, count bool) {
+func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
 	if s, ok := stateOfEvent[e.Type]; ok && e.Date >= t.Phase.Date {
 		t.Phase = DatedValue{Value: s, Date: e.Date}
 	}
@@ -233,7 +235,7 @@ func (t *Tally) applyState(e Event, lim Limits, count bool) {
 
 // countEvent adds a completed event to the counters. Called exactly once per
 // event completed after first contact.
-func (t *Tally) countEvent(e Event, lim Limits) {
+func (t *Tally) countEvent(e event.Event, lim Limits) {
 	label := t.typeLabel(e.Type, lim.MaxEventTypes)
 	if t.Events == nil {
 		t.Events = map[string]uint64{}

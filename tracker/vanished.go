@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"github.com/go-kit/log/level"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // vanished deals with the running events the engine waits for that left
@@ -82,7 +84,7 @@ func (p *poller) lookUp(ctx context.Context, st *State, date int64) (full bool, 
 	ls := p.newSink(st, modeCount)
 	ls.lateBefore = 0 // a running event found completed was not late
 	b := &staged{s: ls}
-	if _, err := p.con.List(ctx, Range(Asc, date, end, lookupLimit), b); err != nil {
+	if _, err := p.con.List(ctx, event.Range(event.Asc, date, end, lookupLimit), b); err != nil {
 		return false, err
 	}
 	b.commit()
