@@ -20,7 +20,7 @@ func TestTokenRenewal(t *testing.T) {
 			})
 			c := newClient(t, sim.URL(), nil)
 			ctx := ctxT(t)
-			if _, err := c.Events(ctx, node1); err != nil {
+			if _, err := c.events(ctx, node1); err != nil {
 				t.Fatal(err)
 			}
 			if n := sim.Stats().Logins; n != 1 {
@@ -55,7 +55,7 @@ func TestSingleLoginUnderConcurrency(t *testing.T) {
 	sim, _ := newSim(t, nil)
 	c := newClient(t, sim.URL(), nil)
 	ctx := ctxT(t)
-	if err := c.Login(ctx); err != nil {
+	if err := c.login(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 3 {
@@ -69,7 +69,7 @@ func TestSingleLoginUnderConcurrency(t *testing.T) {
 				defer wg.Done()
 				var err error
 				if i%2 == 0 {
-					_, err = c.Events(ctx, node1)
+					_, err = c.events(ctx, node1)
 				} else {
 					_, err = c.EventCount(ctx, node2, 0, 1)
 				}
@@ -107,7 +107,7 @@ func TestLoginBackoff(t *testing.T) {
 	calls := func(n int) {
 		t.Helper()
 		for range n {
-			_, err := c.Events(ctx, node1)
+			_, err := c.events(ctx, node1)
 			if !errors.Is(err, ErrBadCredentials) {
 				t.Fatalf("got %v, want bad credentials", err)
 			}
@@ -148,7 +148,7 @@ func TestLoginBackoff(t *testing.T) {
 
 	sim.SetPassword(testUser, testPassword)
 	advance(181 * time.Second)
-	if _, err := c.Events(ctx, node1); err != nil {
+	if _, err := c.events(ctx, node1); err != nil {
 		t.Fatalf("after the password is fixed: %v", err)
 	}
 	if st := sim.Stats(); st.Logins != 1 || st.LoginFailures != 4 {
@@ -167,7 +167,7 @@ func TestConcurrentBadLogin(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := c.Events(ctx, node1); !errors.Is(err, ErrBadCredentials) {
+			if _, err := c.events(ctx, node1); !errors.Is(err, ErrBadCredentials) {
 				t.Errorf("got %v", err)
 			}
 		}()
@@ -196,7 +196,7 @@ func TestLoginBackoffTransientCap(t *testing.T) {
 	logins := func() int { return sim.Stats().Requests["login"] }
 
 	for i := range 6 {
-		_, err := c.Events(ctx, node1)
+		_, err := c.events(ctx, node1)
 		if !errors.Is(err, ErrConsoleUnreachable) {
 			t.Fatalf("call %d: got %v, want console unreachable", i, err)
 		}
@@ -207,7 +207,7 @@ func TestLoginBackoffTransientCap(t *testing.T) {
 		advance(31 * time.Second)
 	}
 	sim.ClearFaults()
-	if _, err := c.Events(ctx, node1); err != nil {
+	if _, err := c.events(ctx, node1); err != nil {
 		t.Fatalf("after the console came back: %v", err)
 	}
 }
@@ -235,7 +235,7 @@ func TestLoginOutcomeReportedOnce(t *testing.T) {
 		sim.SetConsoleFault(simulator.Fault{Status: 503})
 		c := newClient(t, sim.URL(), nil)
 		loginFirst(c)
-		_, err := c.Events(ctxT(t), node1)
+		_, err := c.events(ctxT(t), node1)
 		if e := checkError(t, err, KindConsoleUnreachable, EndpointLogin); e.Status != 503 {
 			t.Fatalf("status %d, want the login's 503", e.Status)
 		}
@@ -250,7 +250,7 @@ func TestLoginOutcomeReportedOnce(t *testing.T) {
 		sim, _ := newSim(t, nil)
 		c := newClient(t, sim.URL(), func(c *Config) { c.Password = "wrong" })
 		loginFirst(c)
-		_, err := c.Events(ctxT(t), node1)
+		_, err := c.events(ctxT(t), node1)
 		checkError(t, err, KindBadCredentials, EndpointLogin)
 		// The refusal is the login's outcome; the caller adds no error.
 		if c.obs.login(LoginFailure) != 1 || len(c.obs.logins) != 1 {

@@ -51,7 +51,7 @@ func TestCallsAgainstSimulator(t *testing.T) {
 			if len(wantToday) == 0 {
 				t.Fatal("the simulator has no history today")
 			}
-			l, err := c.Events(ctx, node1)
+			l, err := c.events(ctx, node1)
 			if err != nil {
 				t.Fatalf("events: %v", err)
 			}
@@ -62,13 +62,13 @@ func TestCallsAgainstSimulator(t *testing.T) {
 				t.Fatalf("events: last %d/%v, want %d", l.Last, l.HasLast, now)
 			}
 
-			l, err = c.EventsOn(ctx, node1, simStart)
+			l, err = c.eventsOn(ctx, node1, simStart)
 			if err != nil || !sameEvents(sortEvents(l.Reqs), wantToday) {
 				t.Fatalf("events on %s: %d reqs, %v", simStart.Format(time.DateOnly), len(l.Reqs), err)
 			}
 
 			since := wantToday[len(wantToday)/2].Date
-			l, err = c.LastEvents(ctx, node1, since)
+			l, err = c.lastEvents(ctx, node1, since)
 			if err != nil {
 				t.Fatalf("lastevents: %v", err)
 			}
@@ -78,11 +78,11 @@ func TestCallsAgainstSimulator(t *testing.T) {
 			}
 
 			const limit = 3
-			asc, err := c.EventRange(ctx, node1, event.Asc, dayStart, now, limit)
+			asc, err := c.eventRange(ctx, node1, event.Asc, dayStart, now, limit)
 			if err != nil || len(asc.Reqs) != min(limit, len(wantToday)) {
 				t.Fatalf("asc: %d events, %v", len(asc.Reqs), err)
 			}
-			desc, err := c.EventRange(ctx, node1, event.Desc, dayStart, now, limit)
+			desc, err := c.eventRange(ctx, node1, event.Desc, dayStart, now, limit)
 			if err != nil || len(desc.Reqs) != min(limit, len(wantToday)) {
 				t.Fatalf("desc: %d events, %v", len(desc.Reqs), err)
 			}
@@ -102,7 +102,7 @@ func TestCallsAgainstSimulator(t *testing.T) {
 			}
 
 			// Node 2 by its default port: a separate event log.
-			l2, err := c.Events(ctx, node2)
+			l2, err := c.events(ctx, node2)
 			want2 := sortEvents(expectedReqs(sim.Truth(node2.String()), dayStart, dayEnd, now))
 			if err != nil || !sameEvents(sortEvents(l2.Reqs), want2) {
 				t.Fatalf("node2 events: %d, %v; want %d", len(l2.Reqs), err, len(want2))
@@ -152,13 +152,13 @@ func TestRequestPaths(t *testing.T) {
 	// 00:30 at UTC+05:00 is still the previous day in UTC: the path must
 	// carry the date's own day.
 	east := time.FixedZone("UTC+5", 5*3600)
-	if _, err := c.EventsOn(ctx, node1, time.Date(2026, 11, 22, 0, 30, 0, 0, east)); err != nil {
+	if _, err := c.eventsOn(ctx, node1, time.Date(2026, 11, 22, 0, 30, 0, 0, east)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.LastEvents(ctx, node1, 1627450023823); err != nil {
+	if _, err := c.lastEvents(ctx, node1, 1627450023823); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.EventRange(ctx, node1, event.Desc, 1, 2, 5); err != nil {
+	if _, err := c.eventRange(ctx, node1, event.Desc, 1, 2, 5); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -211,10 +211,10 @@ func TestNoCredentials(t *testing.T) {
 	rec := recordRequests(t, sim.Handler())
 	c := newClient(t, rec.URL, func(c *Config) { c.Username, c.Password = "", "" })
 	ctx := ctxT(t)
-	if err := c.Login(ctx); err != nil {
+	if err := c.login(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Events(ctx, node1); err != nil {
+	if _, err := c.events(ctx, node1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.EventCount(ctx, node1, 0, time.Now().UnixMilli()); err != nil {
@@ -239,7 +239,7 @@ func TestNoCredentials(t *testing.T) {
 func TestCancelledByCaller(t *testing.T) {
 	sim, _ := newSim(t, nil)
 	c := newClient(t, sim.URL(), nil)
-	if err := c.Login(ctxT(t)); err != nil {
+	if err := c.login(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
 	sim.SetNodeFault(node1.String(), simulator.Fault{Hang: true})
@@ -247,7 +247,7 @@ func TestCancelledByCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { _, err := c.Events(ctx, node1); done <- err }()
+	go func() { _, err := c.events(ctx, node1); done <- err }()
 	testkit.WaitFor(t, "the call to reach the node", func() bool { return sim.Stats().NodeRequests[node1.String()] > before })
 	cancel()
 	select {

@@ -63,24 +63,6 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Login logs in now (calls do it lazily when needed). Without a username it
-// does nothing. While a login backoff is in force it returns the last login
-// error without contacting the console.
-func (c *Client) Login(ctx context.Context) error {
-	if c.cfg.Username == "" {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
-	c.auth.mu.Lock()
-	gen := c.auth.gen
-	c.auth.mu.Unlock()
-	if _, _, err := c.auth.renew(ctx, gen); err != nil {
-		return err
-	}
-	return nil
-}
-
 // Version calls GET /api/monitor/get/version on node.
 func (c *Client) Version(ctx context.Context, node Node) (VersionInfo, error) {
 	var info VersionInfo
@@ -115,28 +97,6 @@ func (c *Client) Columns(ctx context.Context, node Node, table string) (ColumnsI
 		return err
 	})
 	return info, err
-}
-
-// Events lists the events of the current day (GET /api/monitor/get/events).
-func (c *Client) Events(ctx context.Context, node Node) (*Listing, error) {
-	return c.collect(ctx, dayRequest(node, time.Time{}))
-}
-
-// EventsOn lists the events of one day (GET /api/monitor/get/events/yyyy-mm-dd).
-func (c *Client) EventsOn(ctx context.Context, node Node, date time.Time) (*Listing, error) {
-	return c.collect(ctx, dayRequest(node, date))
-}
-
-// LastEvents lists events since a Unix millisecond timestamp, usually the
-// last value of a previous listing (GET /api/monitor/get/lastevents/:time).
-func (c *Client) LastEvents(ctx context.Context, node Node, since int64) (*Listing, error) {
-	return c.collectQuery(ctx, node, event.Since(since))
-}
-
-// EventRange lists at most limit events starting between start and end (Unix
-// ms), ascending or descending (GET /api/monitor/get/event/{asc,desc}/...).
-func (c *Client) EventRange(ctx context.Context, node Node, order event.Order, start, end int64, limit int) (*Listing, error) {
-	return c.collectQuery(ctx, node, event.Range(order, start, end, limit))
 }
 
 // EventCount returns the number of events starting between start and end
@@ -176,24 +136,6 @@ func (c *Client) stream(ctx context.Context, rq *request, h event.Handler) (List
 		return err
 	})
 	return info, err
-}
-
-func (c *Client) collectQuery(ctx context.Context, node Node, q event.Query) (*Listing, error) {
-	rq, err := listingRequest(node, q)
-	if err != nil {
-		return nil, err
-	}
-	return c.collect(ctx, rq)
-}
-
-func (c *Client) collect(ctx context.Context, rq *request) (*Listing, error) {
-	col := &collector{}
-	info, err := c.stream(ctx, rq, col)
-	if err != nil {
-		return nil, err
-	}
-	col.l.Last, col.l.HasLast = info.Last, info.HasLast
-	return &col.l, nil
 }
 
 // CloseIdleConnections releases the client's idle connections to the

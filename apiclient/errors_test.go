@@ -41,7 +41,7 @@ func TestBadCredentials(t *testing.T) {
 		t.Run(itoa(status), func(t *testing.T) {
 			sim, _ := newSim(t, func(c *simulator.Config) { c.RefusalStatus = status })
 			c := newClient(t, sim.URL(), func(c *Config) { c.Password = "wrong" })
-			_, err := c.Events(ctxT(t), node1)
+			_, err := c.events(ctxT(t), node1)
 			e := checkError(t, err, KindBadCredentials, EndpointLogin)
 			if !strings.Contains(e.Error(), "Bad credentials") || !strings.Contains(e.Error(), testUser) {
 				t.Fatalf("unclear error: %v", e)
@@ -64,7 +64,7 @@ func TestConsoleUnreachable(t *testing.T) {
 	})
 	t.Run("closed port without login", func(t *testing.T) {
 		c := newClient(t, refusingURL(t), func(c *Config) { c.Username, c.Password = "", "" })
-		_, err := c.Events(ctxT(t), node1)
+		_, err := c.events(ctxT(t), node1)
 		e := checkError(t, err, KindConsoleUnreachable, EndpointEvents)
 		if e.Node != "node1.example:9999" || !c.obs.saw("events error") {
 			t.Fatalf("node %q, observer %v", e.Node, c.obs.requests)
@@ -73,7 +73,7 @@ func TestConsoleUnreachable(t *testing.T) {
 	t.Run("console down", func(t *testing.T) {
 		sim, _ := newSim(t, nil)
 		c := newClient(t, sim.URL(), nil)
-		if err := c.Login(ctxT(t)); err != nil {
+		if err := c.login(ctxT(t)); err != nil {
 			t.Fatal(err)
 		}
 		sim.SetConsoleFault(simulator.Fault{Down: true})
@@ -84,7 +84,7 @@ func TestConsoleUnreachable(t *testing.T) {
 		sim, _ := newSim(t, nil)
 		sim.SetConsoleFault(simulator.Fault{Hang: true})
 		c := newClient(t, sim.URL(), func(c *Config) { c.Timeout = 200 * time.Millisecond })
-		_, err := c.Events(ctxT(t), node1)
+		_, err := c.events(ctxT(t), node1)
 		e := checkError(t, err, KindConsoleUnreachable, EndpointLogin)
 		if !errors.Is(e, context.DeadlineExceeded) {
 			t.Fatalf("timeout not in the chain: %v", e)
@@ -94,7 +94,7 @@ func TestConsoleUnreachable(t *testing.T) {
 		sim, _ := newSim(t, nil)
 		sim.SetConsoleFault(simulator.Fault{Status: 503})
 		c := newClient(t, sim.URL(), nil)
-		_, err := c.Events(ctxT(t), node1)
+		_, err := c.events(ctxT(t), node1)
 		if e := checkError(t, err, KindConsoleUnreachable, EndpointLogin); e.Status != 503 {
 			t.Fatalf("status %d", e.Status)
 		}
@@ -105,11 +105,11 @@ func TestNodeUnreachable(t *testing.T) {
 	sim, _ := newSim(t, nil)
 	c := newClient(t, sim.URL(), func(c *Config) { c.Timeout = 300 * time.Millisecond })
 	ctx := ctxT(t)
-	if err := c.Login(ctx); err != nil {
+	if err := c.login(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sim.SetNodeFault(node1.String(), simulator.Fault{Status: 502})
-	_, err := c.Events(ctx, node1)
+	_, err := c.events(ctx, node1)
 	if e := checkError(t, err, KindNodeUnreachable, EndpointEvents); e.Status != 502 || e.Node != node1.String() || e.Excerpt == "" {
 		t.Fatalf("error %#v", e)
 	}
@@ -161,7 +161,7 @@ func TestMalformedBodies(t *testing.T) {
 				c.noGzip = !gzip
 				ctx := ctxT(t)
 				sim.SetNodeFault(node1.String(), simulator.Fault{Body: kind})
-				_, err := c.Events(ctx, node1)
+				_, err := c.events(ctx, node1)
 				e := checkError(t, err, KindMalformed, EndpointEvents)
 				if e.Status != http.StatusOK || e.Node != node1.String() {
 					t.Fatalf("error %#v", e)
@@ -193,7 +193,7 @@ func TestMalformedBodies(t *testing.T) {
 				}
 				// The client is not stuck: without the fault all is well.
 				sim.ClearFaults()
-				if _, err := c.Events(ctx, node1); err != nil {
+				if _, err := c.events(ctx, node1); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -209,7 +209,7 @@ func TestRefused(t *testing.T) {
 	if e := checkError(t, err, KindRefused, EndpointColumns); e.Status != 404 || !strings.Contains(e.Error(), "Table not found") {
 		t.Fatalf("error %v", e)
 	}
-	_, err = c.EventRange(ctx, node1, event.Order("sideways"), 0, 1, 1)
+	_, err = c.eventRange(ctx, node1, event.Order("sideways"), 0, 1, 1)
 	checkError(t, err, KindRefused, EndpointEventAsc)
 	_, err = c.Version(ctx, Node{})
 	checkError(t, err, KindRefused, EndpointVersion)
@@ -224,14 +224,14 @@ func TestBombDoesNotExpandInMemory(t *testing.T) {
 	// timeout must not win the race against the limit this test is about.
 	c := newClient(t, sim.URL(), func(c *Config) { c.Timeout = 2 * time.Minute })
 	ctx := ctxT(t)
-	if err := c.Login(ctx); err != nil {
+	if err := c.login(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sim.SetNodeFault(node1.String(), simulator.Fault{Body: simulator.BodyBomb})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := c.Events(ctx, node1)
+	_, err := c.events(ctx, node1)
 	runtime.ReadMemStats(&after)
 	e := checkError(t, err, KindMalformed, EndpointEvents)
 	if !strings.Contains(e.Error(), "limit of 64 MiB") {

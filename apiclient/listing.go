@@ -387,12 +387,6 @@ func (d *listingDecoder) intern(b []byte) string {
 	return s
 }
 
-// collector is the event.Handler behind the convenience calls.
-type collector struct{ l Listing }
-
-func (c *collector) Event(e event.Event) error   { c.l.Reqs = append(c.l.Reqs, e); return nil }
-func (c *collector) Running(e event.Event) error { c.l.Runnings = append(c.l.Runnings, e); return nil }
-
 // validString converts b to a string, replacing each invalid UTF-8 byte by
 // U+FFFD as encoding/json does.
 func validString(b []byte) string {

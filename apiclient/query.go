@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/event"
 )
@@ -33,20 +32,6 @@ func listingRequest(node Node, q event.Query) (*request, error) {
 	}
 	rq.path = fmt.Sprintf("/api/monitor/get/event/%s/%d/%d/%d", q.Order, q.Start, q.End, q.Limit)
 	return rq, nil
-}
-
-// dayRequest builds the request of get/events (the current day, date
-// zero) or get/events/:date (the date's own calendar day, in its own
-// location).
-func dayRequest(node Node, date time.Time) *request {
-	rq := &request{monitor: true, node: node, method: http.MethodGet}
-	if date.IsZero() {
-		rq.endpoint, rq.path = EndpointEvents, "/api/monitor/get/events"
-		return rq
-	}
-	rq.endpoint = EndpointEventsOn
-	rq.path = fmt.Sprintf("/api/monitor/get/events/%04d-%02d-%02d", date.Year(), int(date.Month()), date.Day())
-	return rq
 }
 
 // escapeSegment escapes a path segment, "/" included; "." and ".." are

@@ -20,7 +20,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	rec := recordRequests(t, sim.Handler())
 	c := newClient(t, rec.URL, func(c *Config) { c.Timeout = 300 * time.Millisecond })
 	ctx := ctxT(t)
-	if _, err := c.Events(ctx, node1); err != nil {
+	if _, err := c.events(ctx, node1); err != nil {
 		t.Fatal(err)
 	}
 	token := ""
@@ -42,26 +42,26 @@ func TestSecretsNeverShown(t *testing.T) {
 		errs = append(errs, err)
 	}
 	sim.SetNodeFault(node1.String(), simulator.Fault{Status: 502})
-	_, err := c.Events(ctx, node1)
+	_, err := c.events(ctx, node1)
 	collect(err)
 	sim.SetNodeFault(node1.String(), simulator.Fault{Hang: true})
-	_, err = c.Events(ctx, node1)
+	_, err = c.events(ctx, node1)
 	collect(err)
 	sim.SetNodeFault(node1.String(), simulator.Fault{Body: simulator.BodyMessage})
-	_, err = c.Events(ctx, node1)
+	_, err = c.events(ctx, node1)
 	collect(err)
 	sim.ClearFaults()
 	_, err = c.Columns(ctx, node1, "missing")
 	collect(err)
 	bad := newClient(t, rec.URL, func(c *Config) { c.Password = promconfig.Secret(testPassword + "x") })
-	_, err = bad.Events(ctx, node1)
+	_, err = bad.events(ctx, node1)
 	collect(err)
 	down := newClient(t, refusingURL(t), nil)
-	_, err = down.Events(ctx, node1)
+	_, err = down.events(ctx, node1)
 	collect(err)
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err = c.Events(canceled, node1)
+	_, err = c.events(canceled, node1)
 	collect(err)
 
 	kinds := map[Kind]bool{}

@@ -58,7 +58,7 @@ func TestShapesTheSimulatorDoesNotProduce(t *testing.T) {
 	if err != nil || cols.Count != 2 || cols.Columns[1] != "amount" {
 		t.Fatalf("columns %+v, %v", cols, err)
 	}
-	l, err := c.Events(ctx, node1)
+	l, err := c.events(ctx, node1)
 	if err != nil || len(l.Reqs) != 2 || l.Reqs[1].Comment != "etalon.nyc_yellow_full" {
 		t.Fatalf("events %+v, %v", l, err)
 	}
@@ -77,7 +77,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, nil)
-	err := c.Login(ctxT(t))
+	err := c.login(ctxT(t))
 	e := checkErrorKind(t, err, KindRefused)
 	if e.Status != http.StatusTemporaryRedirect || !strings.Contains(e.Error(), "elsewhere.example") || hits.Load() != 1 {
 		t.Fatalf("error %v after %d requests", e, hits.Load())

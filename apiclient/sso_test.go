@@ -28,7 +28,7 @@ func TestSSOProxySessionExpiry(t *testing.T) {
 			})
 			c := newClient(t, sim.URL(), nil)
 			ctx := ctxT(t)
-			before, err := c.Events(ctx, node1) // no event arrives: Rate is 0
+			before, err := c.events(ctx, node1) // no event arrives: Rate is 0
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +63,7 @@ func TestSSOProxySessionExpiry(t *testing.T) {
 					}
 				}
 				// A second call with the fresh token needs no login.
-				if _, err := c.LastEvents(ctx, node2, clock.Now().UnixMilli()); err != nil {
+				if _, err := c.lastEvents(ctx, node2, clock.Now().UnixMilli()); err != nil {
 					t.Fatalf("expiry %d: second call: %v", i, err)
 				}
 			}
@@ -90,7 +90,7 @@ func TestSSOProxySingleLogin(t *testing.T) {
 			})
 			c := newClient(t, sim.URL(), nil)
 			ctx := ctxT(t)
-			if err := c.Login(ctx); err != nil {
+			if err := c.login(ctx); err != nil {
 				t.Fatal(err)
 			}
 			for round := range 3 {
@@ -104,7 +104,7 @@ func TestSSOProxySingleLogin(t *testing.T) {
 						defer wg.Done()
 						var err error
 						if i%2 == 0 {
-							_, err = c.Events(ctx, node1)
+							_, err = c.events(ctx, node1)
 						} else {
 							_, err = c.EventCount(ctx, node2, 0, 1)
 						}
@@ -179,7 +179,7 @@ func TestForeignAnswerPersists(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fc := newForeignConsole(t, tc.answer)
 			c := newClient(t, fc.URL, nil)
-			_, err := c.Events(ctxT(t), node1)
+			_, err := c.events(ctxT(t), node1)
 			e := checkError(t, err, tc.kind, EndpointEvents)
 			if e.Status != tc.status || !strings.Contains(e.Error(), tc.want) ||
 				!strings.Contains(e.Error(), "even right after a new login") || !strings.Contains(e.Excerpt, tc.excerpt) {
@@ -203,7 +203,7 @@ func TestForeignAnswerWithoutLogin(t *testing.T) {
 		http.Redirect(w, r, "https://console.example/api/monitor/get/events", http.StatusMovedPermanently)
 	})
 	c := newClient(t, fc.URL, func(c *Config) { c.Username, c.Password = "", "" })
-	_, err := c.Events(ctxT(t), node1)
+	_, err := c.events(ctxT(t), node1)
 	e := checkError(t, err, KindRefused, EndpointEvents)
 	if !strings.Contains(e.Error(), "configure that URL instead") || fc.logins.Load() != 0 || fc.calls.Load() != 1 {
 		t.Fatalf("error %v after %d logins, %d calls", e, fc.logins.Load(), fc.calls.Load())
@@ -218,7 +218,7 @@ func TestJSONLabelledHTML(t *testing.T) {
 		_, _ = w.Write([]byte("\n " + docListing))
 	})
 	c := newClient(t, fc.URL, nil)
-	l, err := c.Events(ctxT(t), node1)
+	l, err := c.events(ctxT(t), node1)
 	if err != nil || len(l.Reqs) != 2 {
 		t.Fatalf("listing %+v, %v", l, err)
 	}
@@ -246,7 +246,7 @@ func TestForeignAnswerOnce(t *testing.T) {
 	})
 	c := newClient(t, fc.URL, nil)
 	ctx := ctxT(t)
-	if l, err := c.Events(ctx, node1); err != nil || len(l.Reqs) != 2 {
+	if l, err := c.events(ctx, node1); err != nil || len(l.Reqs) != 2 {
 		t.Fatalf("listing %+v, %v", l, err)
 	}
 	if fc.logins.Load() != 2 || fc.calls.Load() != 2 {

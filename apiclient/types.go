@@ -4,8 +4,6 @@ import (
 	"net"
 	"strconv"
 	"time"
-
-	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // DefaultNodePort is the default monitoring port of a node (spec section 8).
@@ -25,15 +23,6 @@ func (n Node) String() string {
 		p = DefaultNodePort
 	}
 	return net.JoinHostPort(n.Host, strconv.Itoa(p))
-}
-
-// Listing is a whole event listing (spec 2.3), as collected by the
-// convenience calls. Streaming callers use an event.Handler instead.
-type Listing struct {
-	Reqs     []event.Event
-	Runnings []event.Event
-	Last     int64 // Unix milliseconds; meaningful only when HasLast
-	HasLast  bool
 }
 
 // ListingInfo is what remains of a streamed listing once its events have been

@@ -61,12 +61,6 @@ type Committed struct {
 	Failures map[string]uint64 // failed polls by reason; a copy
 }
 
-// Cluster is the name of the node's cluster ("" for the unnamed one).
-func (n *NodeRuntime) Cluster() string { return n.cluster }
-
-// Target is the node's host and port.
-func (n *NodeRuntime) Target() apiclient.Node { return n.target }
-
 // Name is the node's configured name (the node label's value).
 func (n *NodeRuntime) Name() string {
 	n.mu.Lock()

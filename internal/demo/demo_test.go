@@ -9,6 +9,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // The demo's configuration reaches its console: every node answers a
@@ -35,9 +36,9 @@ func TestDemoConfigReachesTheSimulatedConsole(t *testing.T) {
 	errs := make(chan error, len(c.Nodes))
 	for _, n := range c.Nodes {
 		go func() {
-			l, err := client.Events(ctx, apiclient.Node{Host: n.Host, Port: n.Port})
-			if err == nil && len(l.Reqs) == 0 {
-				err = fmt.Errorf("node %s: no event in the day's listing, want the initial history", n.Name)
+			info, err := client.StreamListing(ctx, apiclient.Node{Host: n.Host, Port: n.Port}, event.Since(0), nopHandler{})
+			if err == nil && info.Reqs == 0 {
+				err = fmt.Errorf("node %s: no event listed since the epoch, want the initial history", n.Name)
 			}
 			errs <- err
 		}()
@@ -49,3 +50,10 @@ func TestDemoConfigReachesTheSimulatedConsole(t *testing.T) {
 	}
 	d.Play()
 }
+
+// nopHandler takes a listing's events and keeps none (the listing's info
+// counts them).
+type nopHandler struct{}
+
+func (nopHandler) Event(event.Event) error   { return nil }
+func (nopHandler) Running(event.Event) error { return nil }
