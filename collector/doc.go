@@ -1,0 +1,15 @@
+// Package collector is the exposition room: it turns the nodes' committed
+// states into Prometheus series. Its Exporter is a prometheus.Collector
+// that, at each scrape, asks the poller (package poller) to poll the nodes
+// within the scrape's deadline, then reads what the polls committed and
+// emits, per node, the core series (scrape.go) and those of every enabled
+// sub-collector (collector_*.go, one file each, joining the registry in
+// registry.go from its init), with descriptors as data (descs.go) and
+// const series built for hundreds of nodes (series.go). NewAPIObserver
+// (observer.go) feeds the exporter's own metrics of its console calls.
+//
+// It does not poll, count, keep cursors or talk HTTP: polls, deadlines,
+// shared polls, failure reasons and info calls are the poller's, counting
+// is the engine's (tracker), HTTP is the client's (apiclient). The state
+// file is package store's; the HTTP server and flags are internal/app's.
+package collector
