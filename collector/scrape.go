@@ -27,11 +27,17 @@ func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clu
 	var views []*nodeView
 	i := 0
 	for _, c := range clusters {
-		answered := false
+		// The console is up for a scrape when it answered some call and
+		// refused no login or token: credentials are the console's, not a
+		// node's, so a refusal in the middle of a scrape (tokens revoked
+		// while the nodes are polled) is the console's failure for every
+		// node, and no node is taken for unreachable (the alerts' rule).
+		answered, refused := false, false
 		for _, ns := range c.nodes {
 			res := results[i]
 			i++
 			answered = answered || res.ConsoleAnswered
+			refused = refused || res.Reason == poller.ReasonCredentials
 			v := viewOf(c.d, ns, res, window)
 			emitCore(ch, v)
 			if v.st.Contacted {
@@ -43,7 +49,7 @@ func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clu
 			if c.d.withCluster {
 				lv = []string{c.name}
 			}
-			ch <- prometheus.MustNewConstMetric(c.d.consoleUp, prometheus.GaugeValue, boolValue(answered), lv...)
+			ch <- prometheus.MustNewConstMetric(c.d.consoleUp, prometheus.GaugeValue, boolValue(answered && !refused), lv...)
 		}
 	}
 
