@@ -218,7 +218,10 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 // process with every node up.
 func (e *scenario) restartExporter(t *testing.T, during func()) {
 	t.Helper()
-	oldStart := e.value(t, `process_start_time_seconds{job="indexima"}`)
+	// The newest sample of the last minute, not an instant query: a scrape
+	// that failed on a loaded machine (a 1 s timeout missed) leaves the
+	// series stale, and an instant query then finds nothing.
+	oldStart := e.value(t, `last_over_time(process_start_time_seconds{job="indexima"}[1m])`)
 	e.exp.kill(t)
 	if during != nil {
 		during()
