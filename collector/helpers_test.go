@@ -15,6 +15,7 @@ import (
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/internal/simtest"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/poller"
 )
@@ -42,15 +43,6 @@ type env struct {
 }
 
 var testStart = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-
-// testWriter sends logs to the test log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
 
 // testOptions are the poller's and the exporter's options of a test.
 type testOptions struct {
@@ -83,23 +75,9 @@ func newEnv(t *testing.T, cfg simulator.Config, nodes int, opts testOptions) *en
 // newEnvAt is newEnv with the simulated clock starting at start.
 func newEnvAt(t *testing.T, start time.Time, cfg simulator.Config, nodes int, opts testOptions) *env {
 	t.Helper()
-	clock := simulator.NewManualClock(start)
-	cfg.Clock = clock
-	if cfg.Users == nil {
-		cfg.Users = map[string]string{"exporter": "s3cret"}
-	}
-	if cfg.Nodes == nil {
-		for i := 0; i < nodes; i++ {
-			cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: fmt.Sprintf("node%d.test", i+1)})
-		}
-	}
-	sim := simulator.New(cfg)
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim, clock := simtest.Start(t, start, cfg, nodes)
 	if opts.Logger == nil {
-		opts.Logger = log.NewLogfmtLogger(testWriter{t})
+		opts.Logger = simtest.Logger(t)
 	}
 	p, exp := newExporter(t, opts)
 	e := &env{t: t, sim: sim, clock: clock, p: p, exp: exp, reg: prometheus.NewRegistry(),

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-kit/log"
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/internal/simtest"
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
@@ -36,34 +36,11 @@ type env struct {
 
 var testStart = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
-// testWriter sends logs to the test log.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(strings.TrimRight(string(b), "\n"))
-	return len(b), nil
-}
-
 func newEnv(t *testing.T, cfg simulator.Config, nodes int, opts Options) *env {
 	t.Helper()
-	clock := simulator.NewManualClock(testStart)
-	cfg.Clock = clock
-	if cfg.Users == nil {
-		cfg.Users = map[string]string{"exporter": "s3cret"}
-	}
-	if cfg.Nodes == nil {
-		for i := 0; i < nodes; i++ {
-			cfg.Nodes = append(cfg.Nodes, simulator.NodeConfig{Host: fmt.Sprintf("node%d.test", i+1)})
-		}
-	}
-	sim := simulator.New(cfg)
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim, clock := simtest.Start(t, testStart, cfg, nodes)
 	if opts.Logger == nil {
-		opts.Logger = log.NewLogfmtLogger(testWriter{t})
+		opts.Logger = simtest.Logger(t)
 	}
 	e := &env{t: t, sim: sim, clock: clock, p: New(opts), nodes: sim.Nodes(),
 		baseline: map[string]int64{}, high: map[string]int64{}}
