@@ -79,6 +79,7 @@ type Opened struct {
 func Open(path string) (*Store, Opened, error) {
 	s := &Store{path: path, seed: maphash.MakeSeed(), nodes: map[string]*node{}}
 	s.sync.cond.L = &s.sync.mu
+	s.sync.lingerFor, s.sync.busyWithin = defaultLinger, defaultBusy
 	var o Opened
 	data, found, err := readBounded(path, maxManifestBytes)
 	if err != nil {

@@ -20,8 +20,8 @@ import (
 // the sharded setup of docs/scaling.md) and through /metrics.
 type StateOptions struct {
 	Nodes    int           // default 200
-	Rounds   int           // measured /probe rounds (each probes every node once); default 10
-	Scrapes  int           // measured /metrics scrapes; default 20
+	Rounds   int           // measured /probe rounds (each probes every node once); default 30
+	Scrapes  int           // measured /metrics scrapes; default 40
 	Parallel int           // probes at once; default 16
 	Interval time.Duration // simulated time between rounds or scrapes; default 30s
 	Rate     float64       // events per node per simulated second; default 0.05
@@ -38,10 +38,10 @@ func (o StateOptions) withDefaults() StateOptions {
 		o.Nodes = 200
 	}
 	if o.Rounds <= 0 {
-		o.Rounds = 10
+		o.Rounds = 30
 	}
 	if o.Scrapes <= 0 {
-		o.Scrapes = 20
+		o.Scrapes = 40
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = 16
@@ -87,8 +87,14 @@ func (r StateRow) CPUPerNodeScrape() time.Duration {
 	return r.CPU / time.Duration(max(r.NodeScrapes, 1))
 }
 
-// RunState measures each endpoint without and with the store, Repeat times,
-// alternating, each run on a fresh cluster of the same seed.
+// RunState measures each endpoint without and with the store, Repeat
+// times. The two exporters of a pair run side by side, each on a fresh
+// cluster of the same seed, and take turns: round i of the one without
+// the store, then round i of the one with it, each exporter's CPU read
+// around its own rounds only. A machine whose speed drifts during the run
+// (other work, a noisy neighbour) then weighs on both alike, which two
+// runs one after the other did not ensure: their ratio moved by 0.2
+// between runs on a quiet machine.
 func RunState(o StateOptions) ([]StateRow, error) {
 	o = o.withDefaults()
 	if o.ExporterBin == "" {
@@ -99,126 +105,190 @@ func RunState(o StateOptions) ([]StateRow, error) {
 	var rows []StateRow
 	for run := 1; run <= o.Repeat; run++ {
 		for _, ep := range []string{"/probe", "/metrics"} {
-			for _, withStore := range []bool{false, true} {
-				fmt.Fprintf(o.Log, "state store: %s, store %v, run %d\n", ep, withStore, run)
-				row, err := measureState(ctx, o, ep, withStore)
-				if err != nil {
-					return rows, fmt.Errorf("state store: %s (store %v): %w", ep, withStore, err)
-				}
-				row.Run = run
-				rows = append(rows, row)
+			fmt.Fprintf(o.Log, "state store: %s, run %d\n", ep, run)
+			pair, err := measureStatePair(ctx, o, ep)
+			if err != nil {
+				return rows, fmt.Errorf("state store: %s: %w", ep, err)
 			}
+			for i := range pair {
+				pair[i].Run = run
+			}
+			rows = append(rows, pair[:]...)
 		}
 	}
 	return rows, nil
 }
 
-func measureState(ctx context.Context, o StateOptions, endpoint string, withStore bool) (StateRow, error) {
-	row := StateRow{Endpoint: endpoint, Store: withStore, N: o.Nodes}
-	c, err := startCluster(o.Nodes, o.Rate, o.Seed, console{})
-	if err != nil {
-		return row, err
+// stateSide is one exporter of a pair: its cluster, process and counts.
+type stateSide struct {
+	row      StateRow
+	c        *cluster
+	e        *exporterRun
+	dir      string
+	client   *http.Client
+	tr       *http.Transport
+	endpoint string
+	parallel int
+	interval time.Duration
+
+	firstBody  []byte
+	w0, b0, s0 float64
+}
+
+func startStateSide(o StateOptions, endpoint string, withStore bool) (*stateSide, error) {
+	sd := &stateSide{row: StateRow{Endpoint: endpoint, Store: withStore, N: o.Nodes}, endpoint: endpoint,
+		parallel: o.Parallel, interval: o.Interval}
+	var err error
+	if sd.c, err = startCluster(o.Nodes, o.Rate, o.Seed, console{}); err != nil {
+		return nil, err
 	}
-	defer c.close()
-	dir, err := os.MkdirTemp("", "loadharness-state-")
-	if err != nil {
-		return row, err
+	if sd.dir, err = os.MkdirTemp("", "loadharness-state-"); err != nil {
+		sd.close()
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
 	var args []string
 	if withStore {
-		args = append(args, "--events.state-file="+filepath.Join(dir, "state.json"))
+		args = append(args, "--events.state-file="+filepath.Join(sd.dir, "state.json"))
 	}
 	if endpoint == "/probe" {
 		// /metrics then serves the exporter's own metrics only: reading the
 		// store's counters polls nothing.
 		args = append(args, "--scrape.probe-only")
 	}
-	e, err := startExporter(Options{ExporterBin: o.ExporterBin, Args: args}, c)
-	if err != nil {
-		return row, err
+	if sd.e, err = startExporter(Options{ExporterBin: o.ExporterBin, Args: args}, sd.c); err != nil {
+		sd.close()
+		return nil, err
 	}
-	defer e.stop()
-	tr := &http.Transport{MaxIdleConnsPerHost: o.Parallel}
-	client := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
-	defer tr.CloseIdleConnections()
+	sd.tr = &http.Transport{MaxIdleConnsPerHost: o.Parallel}
+	sd.client = &http.Client{Transport: sd.tr, Timeout: 2 * time.Minute}
+	return sd, nil
+}
 
-	// A /metrics scrape shows the store's counters as they were before its
-	// own save; with --scrape.probe-only it polls nothing.
-	var firstBody []byte
-	round := func(i int) error {
-		c.clock.Advance(o.Interval)
-		if endpoint == "/metrics" {
-			body, _, err := e.p.get(ctx, client, "/metrics")
-			if i == 0 {
-				firstBody = body
-			}
-			return err
-		}
-		return probeAll(ctx, e.p, client, c, o.Parallel)
+func (sd *stateSide) close() {
+	if sd.tr != nil {
+		sd.tr.CloseIdleConnections()
 	}
-	counters := func(body []byte) (float64, float64, float64, error) {
-		if body == nil {
-			var err error
-			if body, _, err = e.p.get(ctx, client, "/metrics"); err != nil {
-				return 0, 0, 0, err
-			}
+	if sd.e != nil {
+		sd.e.stop()
+	}
+	if sd.dir != "" {
+		os.RemoveAll(sd.dir)
+	}
+	sd.c.close()
+}
+
+// round advances the side's cluster by an interval and scrapes it once
+// (/metrics) or probes each of its nodes once (/probe). A /metrics scrape
+// shows the store's counters as they were before its own save; with
+// --scrape.probe-only it polls nothing.
+func (sd *stateSide) round(ctx context.Context, i int) error {
+	sd.c.clock.Advance(sd.interval)
+	if sd.endpoint == "/metrics" {
+		body, _, err := sd.e.p.get(ctx, sd.client, "/metrics")
+		if i == 0 {
+			sd.firstBody = body
 		}
-		x, err := parseExposition(body)
-		if err != nil {
+		return err
+	}
+	return probeAll(ctx, sd.e.p, sd.client, sd.c, sd.parallel)
+}
+
+// measuredRound is round with the exporter's CPU and wall time added to the
+// row.
+func (sd *stateSide) measuredRound(ctx context.Context, i int) error {
+	cpu0, err := cpuTime(sd.e.p.pid())
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := sd.round(ctx, i); err != nil {
+		return err
+	}
+	sd.row.Wall += time.Since(start)
+	cpu1, err := cpuTime(sd.e.p.pid())
+	if err != nil {
+		return err
+	}
+	sd.row.CPU += cpu1 - cpu0
+	return nil
+}
+
+// counters reads the store's counters from body (nil: a /metrics scrape
+// now).
+func (sd *stateSide) counters(ctx context.Context, body []byte) (w, b, s float64, err error) {
+	if body == nil {
+		if body, _, err = sd.e.p.get(ctx, sd.client, "/metrics"); err != nil {
 			return 0, 0, 0, err
 		}
-		return x.sum("indexima_exporter_state_writes_total"), x.sum("indexima_exporter_state_written_bytes_total"), x.sum("indexima_exporter_state_syncs_total"), nil
+	}
+	x, err := parseExposition(body)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return x.sum("indexima_exporter_state_writes_total"), x.sum("indexima_exporter_state_written_bytes_total"), x.sum("indexima_exporter_state_syncs_total"), nil
+}
+
+// measureStatePair measures the endpoint without the store (the pair's
+// first row) and with it (its second), their rounds taking turns.
+func measureStatePair(ctx context.Context, o StateOptions, endpoint string) ([2]StateRow, error) {
+	var rows [2]StateRow
+	var sides [2]*stateSide
+	for i, withStore := range []bool{false, true} {
+		sd, err := startStateSide(o, endpoint, withStore)
+		if err != nil {
+			return rows, fmt.Errorf("store %v: %w", withStore, err)
+		}
+		defer sd.close()
+		sides[i] = sd
 	}
 	// Warm-up: first contact, then one incremental poll.
 	for range 2 {
-		if err := round(-1); err != nil {
-			return row, fmt.Errorf("warm-up: %w", err)
+		for _, sd := range sides {
+			if err := sd.round(ctx, -1); err != nil {
+				return rows, fmt.Errorf("store %v: warm-up: %w", sd.row.Store, err)
+			}
 		}
 	}
 	count := o.Rounds
 	if endpoint == "/metrics" {
 		count = o.Scrapes
 	}
-	var w0, b0, s0 float64
-	if endpoint == "/probe" {
-		if w0, b0, s0, err = counters(nil); err != nil {
-			return row, err
+	for _, sd := range sides {
+		if endpoint == "/probe" {
+			var err error
+			if sd.w0, sd.b0, sd.s0, err = sd.counters(ctx, nil); err != nil {
+				return rows, err
+			}
 		}
 	}
-	cpu0, err := cpuTime(e.p.pid())
-	if err != nil {
-		return row, err
-	}
-	start := time.Now()
 	for i := range count {
-		if err := round(i); err != nil {
-			return row, fmt.Errorf("round %d of %d: %w", i+1, count, err)
+		for _, sd := range sides {
+			if err := sd.measuredRound(ctx, i); err != nil {
+				return rows, fmt.Errorf("store %v: round %d of %d: %w", sd.row.Store, i+1, count, err)
+			}
 		}
 	}
-	row.Wall = time.Since(start)
-	cpu1, err := cpuTime(e.p.pid())
-	if err != nil {
-		return row, err
-	}
-	row.CPU = cpu1 - cpu0
-	row.NodeScrapes = count * o.Nodes
-	if endpoint == "/metrics" {
-		if w0, b0, s0, err = counters(firstBody); err != nil {
-			return row, err
+	for k, sd := range sides {
+		sd.row.NodeScrapes = count * o.Nodes
+		if endpoint == "/metrics" {
+			var err error
+			if sd.w0, sd.b0, sd.s0, err = sd.counters(ctx, sd.firstBody); err != nil {
+				return rows, err
+			}
 		}
+		// For /metrics, one more scrape (not measured): it shows the writes
+		// up to the last measured one.
+		w1, b1, s1, err := sd.counters(ctx, nil)
+		if err != nil {
+			return rows, err
+		}
+		sd.row.Writes, sd.row.Bytes, sd.row.Syncs = w1-sd.w0, b1-sd.b0, s1-sd.s0
+		if sd.row.Store {
+			sd.row.StoreBytes = dirSize(sd.dir)
+		}
+		rows[k] = sd.row
 	}
-	// For /metrics, one more scrape (not measured): it shows the writes
-	// up to the last measured one.
-	w1, b1, s1, err := counters(nil)
-	if err != nil {
-		return row, err
-	}
-	row.Writes, row.Bytes, row.Syncs = w1-w0, b1-b0, s1-s0
-	if withStore {
-		row.StoreBytes = dirSize(dir)
-	}
-	return row, nil
+	return rows, nil
 }
 
 // probeAll probes every node once, parallel at once, as Prometheus scrapes

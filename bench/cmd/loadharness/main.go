@@ -69,8 +69,8 @@ func run(args []string) int {
 	knobDebug := fs.Bool("knob-debug", false, "the collector's debug log on stderr during the knob table (implies -knob-inprocess)")
 	state := fs.Bool("state", false, "also print the table of /probe and /metrics without and with the state store (--events.state-file)")
 	stateNodes := fs.Int("state-nodes", 200, "nodes of the state store table")
-	stateRounds := fs.Int("state-rounds", 10, "measured /probe rounds of the state store table (each probes every node, 16 at once)")
-	stateScrapes := fs.Int("state-scrapes", 20, "measured /metrics scrapes of the state store table")
+	stateRounds := fs.Int("state-rounds", 30, "measured /probe rounds of the state store table (each probes every node, 16 at once)")
+	stateScrapes := fs.Int("state-scrapes", 40, "measured /metrics scrapes of the state store table")
 	stateRepeat := fs.Int("state-repeat", 1, "runs of each pair (without, with) of the state store table")
 	if err := fs.Parse(args); err != nil {
 		return 2

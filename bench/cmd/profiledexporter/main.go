@@ -2,7 +2,9 @@
 // performance work (docs/performance.md): give it to the load harness with
 // -exporter and read the profiles with go tool pprof.
 //
-//	CPUPROFILE=file   CPU profile of the whole run, written when it stops
+//	CPUPROFILE=file   CPU profile of the whole run, written when it stops;
+//	                  "{pid}" in the name becomes the process ID (the
+//	                  harness starts one exporter per row)
 //	HEAPPROFILE=file  heap profile (1 sample per 4 KiB) rewritten each time
 //	                  the live heap after a collection reaches a new high
 //
@@ -15,6 +17,8 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/app"
@@ -23,7 +27,7 @@ import (
 func main() {
 	stop := func() {}
 	if path := os.Getenv("CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
+		f, err := os.Create(strings.ReplaceAll(path, "{pid}", strconv.Itoa(os.Getpid())))
 		if err == nil {
 			err = pprof.StartCPUProfile(f)
 		}
