@@ -5,19 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-)
 
-// waitFor polls cond until it holds or a minute has passed.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after a minute: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
+)
 
 // saveAsync saves key's state in a goroutine; the channel gets its error.
 func saveAsync(s *Store, key string, cursor int64) <-chan error {
@@ -41,7 +31,7 @@ func TestBusyProbesShareOneSync(t *testing.T) {
 	syncs0 := s.Stats().Syncs
 
 	leader := saveAsync(s, "/node-1:9999", 2)
-	waitFor(t, "the first probe lingering", func() bool {
+	testkit.WaitFor(t, "the first probe lingering", func() bool {
 		s.sync.mu.Lock()
 		defer s.sync.mu.Unlock()
 		return s.sync.running
@@ -50,7 +40,7 @@ func TestBusyProbesShareOneSync(t *testing.T) {
 	for i := 2; i <= 8; i++ {
 		others = append(others, saveAsync(s, fmt.Sprintf("/node-%d:9999", i), int64(i+1)))
 	}
-	waitFor(t, "every probe's record committed", func() bool {
+	testkit.WaitFor(t, "every probe's record committed", func() bool {
 		s.sync.mu.Lock()
 		defer s.sync.mu.Unlock()
 		return len(s.sync.queue) == 8
@@ -74,8 +64,8 @@ func TestBusyProbesShareOneSync(t *testing.T) {
 	}
 }
 
-// within waits for a save's error; a minute without one is a save that
-// lingered (the test's linger is an hour).
+// within waits for a save's error; testkit.WaitTimeout without one is a
+// save that lingered (the test's linger is an hour).
 func within(t *testing.T, what string, done <-chan error) {
 	t.Helper()
 	select {
@@ -83,8 +73,8 @@ func within(t *testing.T, what string, done <-chan error) {
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-	case <-time.After(time.Minute):
-		t.Fatalf("%s: no answer after a minute: it lingered", what)
+	case <-time.After(testkit.WaitTimeout):
+		t.Fatalf("%s: no answer after %s: it lingered", what, testkit.WaitTimeout)
 	}
 }
 

@@ -45,16 +45,10 @@ var encoders = sync.Pool{New: func() any { return new(stateEncoder) }}
 func (e *stateEncoder) state(b []byte, st *State) []byte {
 	b = append(b, `{"contacted":`...)
 	b = strconv.AppendBool(b, st.Contacted)
-	if st.Since != 0 {
-		b = appendInt(b, `,"since":`, st.Since)
-	}
+	b = appendIntOmitEmpty(b, `,"since":`, st.Since)
 	b = appendInt(b, `,"cursor":`, st.Cursor)
-	if st.Newest != 0 {
-		b = appendInt(b, `,"newest":`, st.Newest)
-	}
-	if st.ClockAt != 0 {
-		b = appendInt(b, `,"clock_at":`, st.ClockAt)
-	}
+	b = appendIntOmitEmpty(b, `,"newest":`, st.Newest)
+	b = appendIntOmitEmpty(b, `,"clock_at":`, st.ClockAt)
 	b = appendInt(b, `,"floor":`, st.Floor)
 	b = appendInt(b, `,"origin":`, st.Origin)
 	b = append(b, `,"known":`...)
@@ -66,24 +60,12 @@ func (e *stateEncoder) state(b []byte, st *State) []byte {
 	b = appendInt(b, `,"to":`, st.Unread.To)
 	b = appendBool(b, `,"set":`, st.Unread.Set)
 	b = append(b, '}')
-	if st.PageCap != 0 {
-		b = appendInt(b, `,"page_cap":`, int64(st.PageCap))
-	}
-	if st.ListCap != 0 {
-		b = appendInt(b, `,"list_cap":`, int64(st.ListCap))
-	}
-	if st.ListCut {
-		b = append(b, `,"list_cut":true`...)
-	}
-	if st.CutFrom != 0 {
-		b = appendInt(b, `,"cut_from":`, st.CutFrom)
-	}
-	if st.Deferred != 0 {
-		b = appendInt(b, `,"deferred":`, st.Deferred)
-	}
-	if st.NoDefer {
-		b = append(b, `,"no_defer":true`...)
-	}
+	b = appendIntOmitEmpty(b, `,"page_cap":`, int64(st.PageCap))
+	b = appendIntOmitEmpty(b, `,"list_cap":`, int64(st.ListCap))
+	b = appendTrue(b, `,"list_cut":true`, st.ListCut)
+	b = appendIntOmitEmpty(b, `,"cut_from":`, st.CutFrom)
+	b = appendIntOmitEmpty(b, `,"deferred":`, st.Deferred)
+	b = appendTrue(b, `,"no_defer":true`, st.NoDefer)
 	b = appendBounds(b, st.Bounds)
 	b = appendRetention(b, st.Retention)
 	if len(st.Abandoned) > 0 {
@@ -120,7 +102,7 @@ func (e *stateEncoder) tally(b []byte, t *Tally) []byte {
 	b = append(b, `,"running":`...)
 	b = appendMap(e, b, t.Running, func(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) })
 	b = append(b, `,"last_date":`...)
-	b = appendMap(e, b, t.LastDate, func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) })
+	b = appendMap(e, b, t.LastDate, appendInt64)
 	b = append(b, `,"phase":{"value":`...)
 	b = appendString(b, t.Phase.Value)
 	b = appendInt(b, `,"date":`, t.Phase.Date)
@@ -132,7 +114,7 @@ func (e *stateEncoder) tally(b []byte, t *Tally) []byte {
 		return append(b, '}')
 	})
 	b = append(b, `,"tables":`...)
-	b = appendMap(e, b, t.Tables, func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) })
+	b = appendMap(e, b, t.Tables, appendInt64)
 	b = appendInt(b, `,"tables_cleared_at":`, t.TablesClearedAt)
 	b = appendInt(b, `,"preload":{"value":`, t.Preload.Value)
 	b = appendInt(b, `,"date":`, t.Preload.Date)
@@ -247,9 +229,7 @@ func (e *stateEncoder) unreadable(b []byte, m map[int64]Unread) []byte {
 		b = append(b, k...)
 		b = appendInt(b, `":{"events":`, u.Events)
 		b = appendInt(b, `,"known":`, u.Known)
-		if u.Baseline {
-			b = append(b, `,"baseline":true`...)
-		}
+		b = appendTrue(b, `,"baseline":true`, u.Baseline)
 		b = append(b, '}')
 	}
 	return append(b, '}')
@@ -291,39 +271,22 @@ func appendPending(b []byte, p PendingEvent) []byte {
 
 func appendBounds(b []byte, v Bounds) []byte {
 	b = appendBool(b, `,"bounds":{"known":`, v.Known)
-	if v.StartExclusive {
-		b = append(b, `,"start_exclusive":true`...)
-	}
-	if v.EndExclusive {
-		b = append(b, `,"end_exclusive":true`...)
-	}
-	if v.SinceInclusive {
-		b = append(b, `,"since_inclusive":true`...)
-	}
+	b = appendTrue(b, `,"start_exclusive":true`, v.StartExclusive)
+	b = appendTrue(b, `,"end_exclusive":true`, v.EndExclusive)
+	b = appendTrue(b, `,"since_inclusive":true`, v.SinceInclusive)
 	return append(b, '}')
 }
 
 func appendRetention(b []byte, r Retention) []byte {
 	b = appendBool(b, `,"retention":{"seen":`, r.Seen)
-	for _, f := range [...]struct {
-		name string
-		v    int64
-	}{{`,"age_ms":`, r.AgeMS}, {`,"keep":`, r.Keep}} {
-		if f.v != 0 {
-			b = appendInt(b, f.name, f.v)
-		}
-	}
-	if r.ByNumber {
-		b = append(b, `,"by_number":true`...)
-	}
-	for _, f := range [...]struct {
-		name string
-		v    int64
-	}{{`,"step_ms":`, r.StepMS}, {`,"per_poll":`, r.PerPoll}, {`,"wait":`, int64(r.Wait)}, {`,"below":`, int64(r.Below)}, {`,"polls":`, int64(r.Polls)}} {
-		if f.v != 0 {
-			b = appendInt(b, f.name, f.v)
-		}
-	}
+	b = appendIntOmitEmpty(b, `,"age_ms":`, r.AgeMS)
+	b = appendIntOmitEmpty(b, `,"keep":`, r.Keep)
+	b = appendTrue(b, `,"by_number":true`, r.ByNumber)
+	b = appendIntOmitEmpty(b, `,"step_ms":`, r.StepMS)
+	b = appendIntOmitEmpty(b, `,"per_poll":`, r.PerPoll)
+	b = appendIntOmitEmpty(b, `,"wait":`, int64(r.Wait))
+	b = appendIntOmitEmpty(b, `,"below":`, int64(r.Below))
+	b = appendIntOmitEmpty(b, `,"polls":`, int64(r.Polls))
 	return append(b, '}')
 }
 
@@ -357,15 +320,9 @@ func appendSemantics(b []byte, s Semantics) []byte {
 	b = appendInt(b, `,"semantics":{"score":`, int64(s.Score))
 	b = append(b, `,"mode":`...)
 	b = appendString(b, string(s.Mode))
-	if s.Unlisted {
-		b = append(b, `,"unlisted":true`...)
-	}
-	if s.UnlistedScore != 0 {
-		b = appendInt(b, `,"unlisted_score":`, int64(s.UnlistedScore))
-	}
-	if s.RunningsAt != 0 {
-		b = appendInt(b, `,"runnings_at":`, s.RunningsAt)
-	}
+	b = appendTrue(b, `,"unlisted":true`, s.Unlisted)
+	b = appendIntOmitEmpty(b, `,"unlisted_score":`, int64(s.UnlistedScore))
+	b = appendIntOmitEmpty(b, `,"runnings_at":`, s.RunningsAt)
 	return append(b, '}')
 }
 
@@ -375,9 +332,7 @@ func appendCheck(b []byte, c SelfCheck) []byte {
 	b = appendInt(b, `,"outside":`, c.Outside)
 	b = appendInt(b, `,"last_full":`, c.LastFull)
 	b = appendInt(b, `,"missed":`, c.Missed)
-	if c.AbandonedSealed != 0 {
-		b = appendInt(b, `,"abandoned_sealed":`, c.AbandonedSealed)
-	}
+	b = appendIntOmitEmpty(b, `,"abandoned_sealed":`, c.AbandonedSealed)
 	return append(b, '}')
 }
 
@@ -400,6 +355,24 @@ func appendUintField(b []byte, name string, v uint64) []byte {
 }
 
 func appendUint(b []byte, v uint64) []byte { return strconv.AppendUint(b, v, 10) }
+
+func appendInt64(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
+
+// appendIntOmitEmpty and appendTrue write a field tagged omitempty: not at
+// all when it is zero.
+func appendIntOmitEmpty(b []byte, name string, v int64) []byte {
+	if v == 0 {
+		return b
+	}
+	return appendInt(b, name, v)
+}
+
+func appendTrue(b []byte, field string, v bool) []byte {
+	if !v {
+		return b
+	}
+	return append(b, field...)
+}
 
 func appendBool(b []byte, name string, v bool) []byte {
 	return strconv.AppendBool(append(b, name...), v)
