@@ -1,7 +1,5 @@
 package collector
 
-import "github.com/prometheus/client_golang/prometheus"
-
 func init() {
 	registerCollector("columns", false, "column count of loaded tables from get/columns/:table",
 		func() subCollector { return columnsCollector{} })
@@ -12,10 +10,10 @@ func init() {
 // every InfoRefresh per table while this collector is on (poller.InfoCalls).
 type columnsCollector struct{}
 
-func (columnsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
+func (columnsCollector) update(v *nodeView) error {
 	cols := v.info.Columns()
 	for _, table := range sortedKeys(cols) {
-		v.gauge(ch, v.d.tableColumns, float64(cols[table]), table)
+		v.gauge(v.d.tableColumns, float64(cols[table]), table)
 	}
 	return v.res.ColumnsErr
 }

@@ -2,8 +2,6 @@ package collector
 
 import (
 	"sort"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 func init() {
@@ -17,10 +15,10 @@ func init() {
 // self-check, the node's clock lag and the console's count semantics.
 type eventsCollector struct{}
 
-func (eventsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
+func (eventsCollector) update(v *nodeView) error {
 	d, st := v.d, v.st
-	gauge := func(desc *seriesDesc, val float64, extra string) { v.gauge(ch, desc, val, extra) }
-	counter := func(desc *seriesDesc, val float64, extra string) { v.counter(ch, desc, val, extra) }
+	gauge := func(desc *seriesDesc, val float64, extra string) { v.gauge(desc, val, extra) }
+	counter := func(desc *seriesDesc, val float64, extra string) { v.counter(desc, val, extra) }
 
 	for _, t := range sortedKeys(st.Events) {
 		counter(d.eventsTotal, float64(st.Events[t]), t)
@@ -40,7 +38,7 @@ func (eventsCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
 	}
 	for _, t := range sortedKeys(st.Durations) {
 		h := st.Durations[t]
-		v.histogram(ch, d.eventDuration, h, t)
+		v.histogram(d.eventDuration, h, t)
 	}
 	counter(d.reported, float64(st.Reported), "")
 	gauge(d.cursor, float64(st.Cursor)/1000, "")

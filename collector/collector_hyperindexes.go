@@ -1,7 +1,5 @@
 package collector
 
-import "github.com/prometheus/client_golang/prometheus"
-
 func init() {
 	registerCollector("hyperindexes", true, "hyperindex loaded/unloaded state from events",
 		func() subCollector { return hyperindexesCollector{} })
@@ -11,9 +9,9 @@ func init() {
 // latest HYPER_INDEX_LOADED / HYPER_INDEX_UNLOADED of each index.
 type hyperindexesCollector struct{}
 
-func (hyperindexesCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
+func (hyperindexesCollector) update(v *nodeView) error {
 	for _, name := range sortedKeys(v.st.Indexes) {
-		v.gauge(ch, v.d.hyperindex, boolValue(v.st.Indexes[name].Loaded), name)
+		v.gauge(v.d.hyperindex, boolValue(v.st.Indexes[name].Loaded), name)
 	}
 	return v.res.Err
 }

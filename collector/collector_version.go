@@ -1,7 +1,5 @@
 package collector
 
-import "github.com/prometheus/client_golang/prometheus"
-
 func init() {
 	registerCollector("version", true, "node version from get/version, cached",
 		func() subCollector { return versionCollector{} })
@@ -12,9 +10,9 @@ func init() {
 // collector is on (poller.InfoCalls).
 type versionCollector struct{}
 
-func (versionCollector) update(ch chan<- prometheus.Metric, v *nodeView) error {
+func (versionCollector) update(v *nodeView) error {
 	if version := v.info.Version(); version != "" {
-		v.gauge(ch, v.d.nodeInfo, 1, version)
+		v.gauge(v.d.nodeInfo, 1, version)
 	}
 	return v.res.VersionErr
 }

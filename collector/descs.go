@@ -1,7 +1,5 @@
 package collector
 
-import "github.com/prometheus/client_golang/prometheus"
-
 const namespace = "indexima"
 
 // descs holds every descriptor of the per-node and per-console series. There
@@ -10,7 +8,7 @@ const namespace = "indexima"
 type descs struct {
 	withCluster bool
 
-	consoleUp *prometheus.Desc
+	consoleUp *scrapeDesc
 
 	up, pollDuration, dropped, pollFailures *seriesDesc
 
@@ -45,8 +43,8 @@ func newDescs(withCluster bool) *descs {
 			"Polls of the node that failed, by reason: deadline (the scrape's deadline came first), console_unreachable, bad_credentials, node_unreachable, malformed, refused, other.", "reason"),
 		dropped: node(namespace+"_exporter_label_values_dropped_total",
 			"Events whose label value (table, index, down node from the event comment) was dropped because the per-node bound of distinct values was reached.", "label"),
-		consoleUp: prometheus.NewDesc(namespace+"_console_up",
-			"1 if the cluster console answered this scrape (a successful call, or an error about a node), 0 if it was unreachable or refused the credentials.", consoleLabels, nil),
+		consoleUp: newScrapeDesc(namespace+"_console_up",
+			"1 if the cluster console answered this scrape (a successful call, or an error about a node), 0 if it was unreachable or refused the credentials.", consoleLabels),
 
 		eventsTotal: node(namespace+"_events_total",
 			"Events completed on the node since the exporter first contacted it, by event type, from the console's event listings.", "event"),
@@ -90,8 +88,8 @@ func newDescs(withCluster bool) *descs {
 
 // Exporter-level descriptors (no node, no cluster).
 var (
-	collectorSuccessDesc = prometheus.NewDesc(namespace+"_exporter_collector_success",
-		"1 if the sub-collector's data is fresh for every contacted node this scrape (no failed event poll or info call), else 0.", []string{"collector"}, nil)
-	collectorDurationDesc = prometheus.NewDesc(namespace+"_exporter_collector_duration_seconds",
-		"Duration in seconds of the sub-collector's part of this scrape.", []string{"collector"}, nil)
+	collectorSuccessDesc = newScrapeDesc(namespace+"_exporter_collector_success",
+		"1 if the sub-collector's data is fresh for every contacted node this scrape (no failed event poll or info call), else 0.", []string{"collector"})
+	collectorDurationDesc = newScrapeDesc(namespace+"_exporter_collector_duration_seconds",
+		"Duration in seconds of the sub-collector's part of this scrape.", []string{"collector"})
 )

@@ -111,7 +111,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 // not done by then is down for that scrape, the others are served on time.
 func (e *Exporter) Scrape(ctx context.Context) prometheus.Collector {
 	return collectorFunc(func(ch chan<- prometheus.Metric) {
-		e.collect(ctx, ch, e.seriesOf(e.p.Current()))
+		e.collect(ctx, chanSink(ch), e.seriesOf(e.p.Current()))
 	})
 }
 
@@ -128,7 +128,7 @@ func (e *Exporter) NodeCollector(ctx context.Context, cluster, target string) (p
 	c := e.seriesOf(set)[ci]
 	one := &clusterSeries{name: c.name, d: c.d, nodes: []nodeSeries{c.nodes[ni]}}
 	return collectorFunc(func(ch chan<- prometheus.Metric) {
-		e.collect(ctx, ch, []*clusterSeries{one})
+		e.collect(ctx, chanSink(ch), []*clusterSeries{one})
 	}), true
 }
 

@@ -5,13 +5,13 @@ import (
 	"sort"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
-// subCollector emits one family of a node's metrics from the node's state.
-// An error means it could not say everything about that node this scrape.
+// subCollector emits one family of a node's metrics from the node's state,
+// through the view's gauge, counter and histogram. An error means it could
+// not say everything about that node this scrape.
 type subCollector interface {
-	update(ch chan<- prometheus.Metric, n *nodeView) error
+	update(v *nodeView) error
 }
 
 type factory struct {

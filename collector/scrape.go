@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/go-kit/log/level"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/indexima-exporter/indexima_exporter/poller"
 )
@@ -14,16 +13,21 @@ import (
 // deadline (ctx), then emits per node the core series and those of every
 // enabled sub-collector, from what the polls committed. A node whose poll
 // the deadline cut is down for this scrape; the others are served on time.
-func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clusters []*clusterSeries) {
+func (e *Exporter) collect(ctx context.Context, out sink, clusters []*clusterSeries) {
 	var nodes []*poller.NodeRuntime
 	for _, c := range clusters {
 		for _, ns := range c.nodes {
 			nodes = append(nodes, ns.n)
 		}
 	}
-	results := e.p.Poll(ctx, nodes, e.want)
-	window := e.p.LateWindow()
+	e.emit(out, clusters, e.p.Poll(ctx, nodes, e.want))
+}
 
+// emit sends to out the series of the nodes of clusters, from what their
+// polls committed and results (this scrape's outcome of each node, in
+// order).
+func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Result) {
+	window := e.p.LateWindow()
 	var views []*nodeView
 	i := 0
 	for _, c := range clusters {
@@ -38,8 +42,8 @@ func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clu
 			i++
 			answered = answered || res.ConsoleAnswered
 			refused = refused || res.Reason == poller.ReasonCredentials
-			v := viewOf(c.d, ns, res, window)
-			emitCore(ch, v)
+			v := viewOf(out, c.d, ns, res, window)
+			emitCore(v)
 			if v.st.Contacted {
 				views = append(views, v)
 			}
@@ -49,7 +53,7 @@ func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clu
 			if c.d.withCluster {
 				lv = []string{c.name}
 			}
-			ch <- prometheus.MustNewConstMetric(c.d.consoleUp, prometheus.GaugeValue, boolValue(answered && !refused), lv...)
+			out.scrapeGauge(c.d.consoleUp, boolValue(answered && !refused), lv...)
 		}
 	}
 
@@ -57,31 +61,31 @@ func (e *Exporter) collect(ctx context.Context, ch chan<- prometheus.Metric, clu
 		start := time.Now()
 		ok := true
 		for _, v := range views {
-			if err := sc.c.update(ch, v); err != nil {
+			if err := sc.c.update(v); err != nil {
 				ok = false
 				level.Debug(e.logger).Log("msg", "collector incomplete for node", "collector", sc.name, "node", v.labels[len(v.labels)-1], "err", err)
 			}
 		}
-		ch <- prometheus.MustNewConstMetric(collectorDurationDesc, prometheus.GaugeValue, time.Since(start).Seconds(), sc.name)
-		ch <- prometheus.MustNewConstMetric(collectorSuccessDesc, prometheus.GaugeValue, boolValue(ok), sc.name)
+		out.scrapeGauge(collectorDurationDesc, time.Since(start).Seconds(), sc.name)
+		out.scrapeGauge(collectorSuccessDesc, boolValue(ok), sc.name)
 	}
 }
 
 // emitCore emits the series every configured node has: up, the duration of
 // its latest poll, its failed polls by reason and the dropped label values.
-func emitCore(ch chan<- prometheus.Metric, v *nodeView) {
-	v.gauge(ch, v.d.up, boolValue(v.res.Err == nil), "")
-	v.gauge(ch, v.d.pollDuration, v.lastPoll.Seconds(), "")
+func emitCore(v *nodeView) {
+	v.gauge(v.d.up, boolValue(v.res.Err == nil), "")
+	v.gauge(v.d.pollDuration, v.lastPoll.Seconds(), "")
 	// A reason's series appears at its first failure: seven series at 0
 	// per node would be most of the cost of this counter.
 	for _, reason := range poller.FailureReasons {
 		if c, ok := v.failures[reason]; ok {
-			v.counter(ch, v.d.pollFailures, float64(c), reason)
+			v.counter(v.d.pollFailures, float64(c), reason)
 		}
 	}
 	for _, label := range []string{labelDownNode, labelIndex, labelTable} {
 		if c, ok := v.st.Dropped[label]; ok {
-			v.counter(ch, v.d.dropped, float64(c), label)
+			v.counter(v.d.dropped, float64(c), label)
 		}
 	}
 }

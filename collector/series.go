@@ -1,8 +1,11 @@
 package collector
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
@@ -19,16 +22,20 @@ import (
 // validation or sort (docs/performance.md).
 
 // seriesDesc is a per-node descriptor: the node labels ([cluster,] node),
-// then at most one extra label.
+// then at most one extra label. Its name and help are kept for the
+// families a scrape builds without the registry (families.go); fam numbers
+// the family among every descriptor of that name.
 type seriesDesc struct {
 	*prometheus.Desc
-	extra   string // name of the extra label; "" when there is none
-	extraAt int    // index of the extra label among the sorted label pairs
+	name, help string
+	fam        int
+	extra      string // name of the extra label; "" when there is none
+	extraAt    int    // index of the extra label among the sorted label pairs
 }
 
 func newSeriesDesc(name, help string, nodeLabels []string, extra string) *seriesDesc {
 	labels := append([]string(nil), nodeLabels...)
-	d := &seriesDesc{extra: extra}
+	d := &seriesDesc{name: name, help: help, fam: familyIndex(name), extra: extra}
 	if extra != "" {
 		labels = append(labels, extra)
 		for _, l := range nodeLabels {
@@ -40,6 +47,40 @@ func newSeriesDesc(name, help string, nodeLabels []string, extra string) *series
 	d.Desc = prometheus.NewDesc(name, help, labels, nil)
 	return d
 }
+
+// scrapeDesc is the descriptor of a gauge of the scrape rather than of a
+// node (the console's up, each sub-collector's duration and success).
+type scrapeDesc struct {
+	*prometheus.Desc
+	name, help string
+	fam        int
+	labels     []string // label names, sorted
+}
+
+func newScrapeDesc(name, help string, labels []string) *scrapeDesc {
+	return &scrapeDesc{Desc: prometheus.NewDesc(name, help, labels, nil), name: name, help: help,
+		fam: familyIndex(name), labels: labels}
+}
+
+// familyIndex numbers metric names in the order they are first described,
+// so that a scrape finds a family by index rather than by name; the
+// descriptors of every configuration (with or without the cluster label)
+// share the numbers of their names.
+func familyIndex(name string) int {
+	families.mu.Lock()
+	defer families.mu.Unlock()
+	i, ok := families.index[name]
+	if !ok {
+		i = len(families.index)
+		families.index[name] = i
+	}
+	return i
+}
+
+var families = struct {
+	mu    sync.Mutex
+	index map[string]int
+}{index: map[string]int{}}
 
 // labelPairs returns the label pairs of a node's labels, sorted by name as
 // the exposition wants them (cluster sorts before node).
@@ -127,25 +168,6 @@ func (c *nodeCounter) Write(m *dto.Metric) error {
 	return nil
 }
 
-// gauge sends a gauge of the node; extra is the value of d's extra label
-// (ignored when d has none).
-func (v *nodeView) gauge(ch chan<- prometheus.Metric, d *seriesDesc, value float64, extra string) {
-	g := &nodeGauge{desc: d.Desc, labels: d.labels(v.pairs, extra), value: value}
-	g.gauge.Value = &g.value
-	ch <- g
-}
-
-// counter sends a counter of the node, like gauge, with the node's created
-// timestamp (when counting began): a Prometheus that ingests created
-// timestamps sees a new series, such as the first NODE_DOWN report of a
-// node pair, start from 0. The timestamp is shared by the node's series.
-func (v *nodeView) counter(ch chan<- prometheus.Metric, d *seriesDesc, value float64, extra string) {
-	c := &nodeCounter{desc: d.Desc, labels: d.labels(v.pairs, extra), value: value}
-	c.counter.Value = &c.value
-	c.counter.CreatedTimestamp = v.created
-	ch <- c
-}
-
 // nodeHistogram is a node's duration histogram of one event type.
 type nodeHistogram struct {
 	desc       *prometheus.Desc
@@ -165,9 +187,10 @@ func (h *nodeHistogram) Write(m *dto.Metric) error {
 	return nil
 }
 
-// histogram sends the duration histogram of event type t.
-func (v *nodeView) histogram(ch chan<- prometheus.Metric, d *seriesDesc, dh *tracker.Histogram, t string) {
-	h := &nodeHistogram{desc: d.Desc, labels: d.labels(v.pairs, t), count: dh.Count, sum: dh.Sum}
+// fill sets h to the cumulative buckets, count and sum of dh, with the
+// created timestamp created.
+func (h *nodeHistogram) fill(dh *tracker.Histogram, created *timestamppb.Timestamp) {
+	h.count, h.sum = dh.Count, dh.Sum
 	var acc uint64
 	for i := range tracker.DurationBuckets {
 		if i < len(dh.Buckets) {
@@ -178,6 +201,5 @@ func (v *nodeView) histogram(ch chan<- prometheus.Metric, d *seriesDesc, dh *tra
 		h.bucketPtrs[i] = &h.buckets[i]
 	}
 	h.hist.SampleCount, h.hist.SampleSum, h.hist.Bucket = &h.count, &h.sum, h.bucketPtrs[:]
-	h.hist.CreatedTimestamp = v.created
-	ch <- h
+	h.hist.CreatedTimestamp = created
 }

@@ -33,7 +33,8 @@ func TestSeriesWriteWhatConstMetricsWrite(t *testing.T) {
 			labels, names = []string{"prod", "core-1"}, []string{"cluster", "node"}
 		}
 		created := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-		v := &nodeView{d: d, labels: labels, pairs: labelPairs(names, labels), created: timestamppb.New(created)}
+		ch := make(chan prometheus.Metric, 1)
+		v := &nodeView{out: chanSink(ch), d: d, labels: labels, pairs: labelPairs(names, labels), created: timestamppb.New(created)}
 		cases := []struct {
 			desc    *seriesDesc
 			counter bool
@@ -51,11 +52,10 @@ func TestSeriesWriteWhatConstMetricsWrite(t *testing.T) {
 			{d.dropped, true, 5, "index"},           // "label" before "node"
 		}
 		for _, c := range cases {
-			ch := make(chan prometheus.Metric, 1)
 			if c.counter {
-				v.counter(ch, c.desc, c.value, c.extra)
+				v.counter(c.desc, c.value, c.extra)
 			} else {
-				v.gauge(ch, c.desc, c.value, c.extra)
+				v.gauge(c.desc, c.value, c.extra)
 			}
 			got := <-ch
 			lv := append([]string(nil), labels...)
@@ -82,8 +82,7 @@ func TestSeriesWriteWhatConstMetricsWrite(t *testing.T) {
 		for _, s := range []float64{0.004, 0.05, 0.05, 0.3, 7, 100, 5000} {
 			h.Observe(s)
 		}
-		ch := make(chan prometheus.Metric, 1)
-		v.histogram(ch, d.eventDuration, h, "TABLE_LOADED")
+		v.histogram(d.eventDuration, h, "TABLE_LOADED")
 		got := <-ch
 		cum := map[float64]uint64{}
 		for _, b := range tracker.DurationBuckets {
@@ -110,17 +109,17 @@ func TestSeriesWriteWhatConstMetricsWrite(t *testing.T) {
 func TestSeriesAllocations(t *testing.T) {
 	d := newDescs(true)
 	labels := []string{"prod", "core-1"}
-	v := &nodeView{d: d, labels: labels, pairs: labelPairs([]string{"cluster", "node"}, labels)}
 	ch := make(chan prometheus.Metric, 1)
+	v := &nodeView{out: chanSink(ch), d: d, labels: labels, pairs: labelPairs([]string{"cluster", "node"}, labels)}
 	for _, c := range []struct {
 		name   string
 		emit   func()
 		atMost float64
 	}{
-		{"node labels only", func() { v.gauge(ch, d.up, 1, ""); <-ch }, 1},
-		{"shared event pair", func() { v.counter(ch, d.eventsTotal, 3, "TABLE_LOADED"); <-ch }, 2},
-		{"shared state pair", func() { v.gauge(ch, d.clusterState, 1, "ready"); <-ch }, 2},
-		{"own table pair", func() { v.gauge(ch, d.table, 1, "etalon.nyc_taxi"); <-ch }, 4},
+		{"node labels only", func() { v.gauge(d.up, 1, ""); <-ch }, 1},
+		{"shared event pair", func() { v.counter(d.eventsTotal, 3, "TABLE_LOADED"); <-ch }, 2},
+		{"shared state pair", func() { v.gauge(d.clusterState, 1, "ready"); <-ch }, 2},
+		{"own table pair", func() { v.gauge(d.table, 1, "etalon.nyc_taxi"); <-ch }, 4},
 	} {
 		if got := testing.AllocsPerRun(200, c.emit); got > c.atMost {
 			t.Errorf("%s: %v allocations per series, want at most %v", c.name, got, c.atMost)
@@ -128,7 +127,7 @@ func TestSeriesAllocations(t *testing.T) {
 	}
 	h := &tracker.Histogram{}
 	h.Observe(1)
-	if got := testing.AllocsPerRun(200, func() { v.histogram(ch, d.eventDuration, h, "TABLE_LOADED"); <-ch }); got > 2 {
+	if got := testing.AllocsPerRun(200, func() { v.histogram(d.eventDuration, h, "TABLE_LOADED"); <-ch }); got > 2 {
 		t.Errorf("histogram: %v allocations, want at most 2 (the histogram and its label slice)", got)
 	}
 }

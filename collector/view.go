@@ -13,6 +13,7 @@ import (
 // nodeView is what a sub-collector sees of a node during a scrape: what
 // the node's polls committed and what this scrape's poll told.
 type nodeView struct {
+	out      sink
 	d        *descs
 	labels   []string
 	pairs    []*dto.LabelPair
@@ -29,9 +30,9 @@ type nodeView struct {
 }
 
 // view reads a node's committed outcome for emission.
-func viewOf(d *descs, ns nodeSeries, res poller.Result, window time.Duration) *nodeView {
+func viewOf(out sink, d *descs, ns nodeSeries, res poller.Result, window time.Duration) *nodeView {
 	c := ns.n.Committed()
-	v := &nodeView{d: d, labels: ns.labels, pairs: ns.pairs, st: c.State, info: c.Info, res: res,
+	v := &nodeView{out: out, d: d, labels: ns.labels, pairs: ns.pairs, st: c.State, info: c.Info, res: res,
 		lastPoll: c.LastPoll, failures: c.Failures, lateWindow: window}
 	if c.State.Since > 0 {
 		v.created = timestamppb.New(time.UnixMilli(c.State.Since))

@@ -75,11 +75,10 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	// through /probe; a /metrics that polled every node would have each
 	// replica poll them all again at every scrape.
 	nodes := func(ctx context.Context) prometheus.Gatherer {
-		reg := prometheus.NewRegistry()
-		if !o.probeOnly {
-			reg.MustRegister(savingCollector{exporter.Scrape(ctx), afterMetrics})
+		if o.probeOnly {
+			return prometheus.Gatherers(nil)
 		}
-		return reg
+		return savingGatherer{exporter.ScrapeGatherer(ctx), afterMetrics}
 	}
 	p.nodes = nodes
 	// The API call metrics live in a registry gathered after the main one

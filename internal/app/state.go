@@ -9,6 +9,7 @@ import (
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/fserr"
 	"github.com/indexima-exporter/indexima_exporter/poller"
@@ -161,4 +162,17 @@ type savingCollector struct {
 func (c savingCollector) Collect(ch chan<- prometheus.Metric) {
 	c.Collector.Collect(ch)
 	c.save()
+}
+
+// savingGatherer is savingCollector for a Gatherer: the save follows the
+// gathering, before the answer is encoded.
+type savingGatherer struct {
+	prometheus.Gatherer
+	save func()
+}
+
+func (g savingGatherer) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := g.Gatherer.Gather()
+	g.save()
+	return mfs, err
 }

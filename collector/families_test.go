@@ -1,0 +1,142 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/poller"
+)
+
+// The families /metrics writes without a registry (familySink) hold what a
+// registry gathers from the same scrape through the collector's channel:
+// the same families with the same help and type, and the same series, each
+// with the same labels, value, buckets and created timestamp; only the
+// order of the series within a family may differ. Checked over scrapes
+// that see every kind of series: each sub-collector on, one cluster
+// (node label only) and two (cluster label too), events of every type and
+// of unknown types, NODE_DOWN reports, label values past their bound, a
+// node failing its calls (failure reasons) and one never contacted.
+func TestFamiliesAreWhatTheRegistryGathers(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cluster-label=%v", named), func(t *testing.T) {
+			e := newEnv(t, simulator.Config{Seed: 11, Rate: 4}, 4, testOptions{
+				Enabled:        map[string]bool{"columns": true},
+				MaxLabelValues: 2, MaxEventTypes: 2,
+			})
+			if named {
+				e.p.SetClusters([]poller.Cluster{e.cluster("east", e.nodes[:2]...), e.cluster("west", e.nodes[2:]...)})
+			}
+			r := rand.New(rand.NewPCG(11, uint64(len(e.nodes))))
+			// The last node fails from the start: never contacted, it
+			// still has its up, poll duration and failure series.
+			e.sim.SetNodeFault(e.nodes[3], simulator.Fault{Status: 502})
+			seen := map[string]bool{}
+			for step := range 8 {
+				switch step {
+				case 3:
+					e.sim.ReportNodeDown(e.nodes[0], e.nodes[1])
+					e.sim.ReportNodeDown(e.nodes[0], e.nodes[2])
+					e.sim.ReportNodeDown(e.nodes[0], e.nodes[3]) // past the bound of 2
+				case 4:
+					now := e.clock.Now().UnixMilli()
+					e.sim.Append(e.nodes[1], simulator.Event{Type: "NEW_KIND", Date: now - 500, Duration: 20},
+						simulator.Event{Type: "OTHER_KIND", Date: now - 400, Duration: 20},
+						simulator.Event{Type: "THIRD_KIND", Date: now - 300, Duration: 20})
+				case 5:
+					e.sim.SetNodeFault(e.nodes[2], simulator.Fault{Body: simulator.BodyMalformedJSON, Count: 1})
+				}
+				e.advance(r, 10*time.Second, 40*time.Second)
+				got, want := e.bothWays(t)
+				compareFamilies(t, fmt.Sprintf("step %d", step), got, want)
+				for _, mf := range got {
+					seen[mf.GetName()] = true
+				}
+			}
+			// The scrapes saw the families this test is about.
+			for _, name := range []string{"indexima_events_total", "indexima_event_duration_seconds",
+				"indexima_node_down_reports_total", "indexima_exporter_label_values_dropped_total",
+				"indexima_exporter_node_poll_failures_total", "indexima_table_columns", "indexima_console_up",
+				"indexima_exporter_collector_success", "indexima_cluster_state", "indexima_node_info"} {
+				if !seen[name] {
+					t.Errorf("no scrape had %s: the test misses what it is about", name)
+				}
+			}
+		})
+	}
+}
+
+// bothWays polls every node once and emits the outcome twice: into a
+// familySink, and through the channel into a registry.
+func (e *env) bothWays(t *testing.T) (got, want []*dto.MetricFamily) {
+	t.Helper()
+	x := e.exp
+	clusters := x.seriesOf(x.p.Current())
+	var nodes []*poller.NodeRuntime
+	for _, c := range clusters {
+		for _, ns := range c.nodes {
+			nodes = append(nodes, ns.n)
+		}
+	}
+	results := x.p.Poll(context.Background(), nodes, x.want)
+	var s familySink
+	x.emit(&s, clusters, results)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) { x.emit(chanSink(ch), clusters, results) }))
+	want, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.gathered(), want
+}
+
+// compareFamilies fails unless got and want have the same families in the
+// same order and the same series in any order. The sub-collectors'
+// durations are timed at each emission and are compared by presence only.
+func compareFamilies(t *testing.T, what string, got, want []*dto.MetricFamily) {
+	t.Helper()
+	names := func(mfs []*dto.MetricFamily) (out []string) {
+		for _, mf := range mfs {
+			out = append(out, mf.GetName())
+		}
+		return out
+	}
+	if g, w := strings.Join(names(got), " "), strings.Join(names(want), " "); g != w {
+		t.Fatalf("%s: families\n got %s\nwant %s", what, g, w)
+	}
+	for i := range got {
+		g, w := normalized(got[i]), normalized(want[i])
+		if !proto.Equal(g, w) {
+			t.Errorf("%s: family %s differs:\n got %v\nwant %v", what, g.GetName(), g, w)
+		}
+	}
+}
+
+// normalized is a copy of mf with its series sorted by their labels (and
+// the durations of the sub-collectors zeroed).
+func normalized(mf *dto.MetricFamily) *dto.MetricFamily {
+	out := proto.Clone(mf).(*dto.MetricFamily)
+	key := func(m *dto.Metric) string {
+		var b strings.Builder
+		for _, p := range m.GetLabel() {
+			b.WriteString(p.GetName() + "=" + p.GetValue() + "\x00")
+		}
+		return b.String()
+	}
+	sort.SliceStable(out.Metric, func(i, j int) bool { return key(out.Metric[i]) < key(out.Metric[j]) })
+	if out.GetName() == collectorDurationDesc.name {
+		for _, m := range out.Metric {
+			m.Gauge.Value = proto.Float64(0)
+		}
+	}
+	return out
+}
