@@ -12,6 +12,12 @@
 //
 //	go run ./bench/cmd/loadharness -n none -json=false -state
 //
+// With -compare BIN, instead of the node tables, the steady state of the
+// exporter and of BIN side by side (taking turns scrape by scrape), for the
+// ratio of a change's CPU:
+//
+//	go run ./bench/cmd/loadharness -n 200,2000 -json=false -knobs=false -exporter old -compare new
+//
 // It builds the exporter from this module, and json_exporter (once, outside
 // the repository, in the user cache) unless -json=false. Every phase is
 // bounded in scrapes and the whole run by -timeout.
@@ -67,6 +73,7 @@ func run(args []string) int {
 	knobInProcess := fs.Bool("knob-inprocess", false, "run the knob table against the collector in this process (as go test does) instead of the binary")
 	knobTrace := fs.String("knob-trace", "", "file to write every console call of the knob table to (implies -knob-inprocess)")
 	knobDebug := fs.Bool("knob-debug", false, "the collector's debug log on stderr during the knob table (implies -knob-inprocess)")
+	compare := fs.String("compare", "", "an exporter binary to run side by side with the exporter in the steady state, instead of the node tables")
 	state := fs.Bool("state", false, "also print the table of /probe and /metrics without and with the state store (--events.state-file)")
 	stateNodes := fs.Int("state-nodes", 200, "nodes of the state store table")
 	stateRounds := fs.Int("state-rounds", 30, "measured /probe rounds of the state store table (each probes every node, 16 at once)")
@@ -149,6 +156,16 @@ func run(args []string) int {
 			return 1
 		}
 	}
+	start := time.Now()
+	if *compare != "" {
+		rows, err := harness.Compare(o, *compare)
+		harness.WriteCompareTable(os.Stdout, rows)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
+			return 1
+		}
+		ns = nil // the node tables are replaced by the comparison
+	}
 	if *withJSON && o.JSONExporterBin == "" && len(ns) > 0 {
 		fmt.Fprintln(os.Stderr, "json_exporter: using or building it in", harness.DefaultJSONExporterDir())
 		var err error
@@ -157,7 +174,6 @@ func run(args []string) int {
 			return 1
 		}
 	}
-	start := time.Now()
 	if len(ns) > 0 {
 		rows, err := harness.Run(o)
 		harness.WriteTable(os.Stdout, rows)

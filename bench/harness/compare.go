@@ -1,0 +1,104 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// CompareRow is the steady-state CPU of two exporter binaries on N nodes,
+// measured side by side.
+type CompareRow struct {
+	N            int
+	Scrapes      int
+	CPUA, CPUB   time.Duration // per node-scrape
+	RSSA, RSSB   int64
+	WallA, WallB time.Duration // median scrape
+}
+
+// Compare runs the steady state of o.ExporterBin (A) and other (B) side by
+// side, for each number of nodes in o.Nodes: each on its own simulated
+// cluster of the same seed, warmed up alike, then taking turns scrape by
+// scrape, each binary's CPU read around its own scrapes only. Runs one
+// after the other moved the CPU per node-scrape of one binary by a quarter
+// on this machine; side by side, a drift of the machine weighs on both
+// alike, so the ratio of a change is read from one run.
+func Compare(o Options, other string) ([]CompareRow, error) {
+	o = o.withDefaults()
+	if o.ExporterBin == "" || other == "" {
+		return nil, errors.New("harness: compare needs two exporter binaries")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	defer cancel()
+	var rows []CompareRow
+	for _, n := range o.Nodes {
+		row, err := compareOne(ctx, o, other, n)
+		if err != nil {
+			return rows, fmt.Errorf("harness: compare, %d nodes: %w", n, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow, error) {
+	row := CompareRow{N: n, Scrapes: o.scrapesFor(n)}
+	var runs [2]*exporterRun
+	for i, bin := range []string{o.ExporterBin, other} {
+		c, err := startCluster(n, o.Rate, o.Seed, console{profile: o.Profile, countRunning: o.CountRunning})
+		if err != nil {
+			return row, err
+		}
+		defer c.close()
+		oi := o
+		oi.ExporterBin = bin
+		e, err := startExporter(oi, c)
+		if err != nil {
+			return row, err
+		}
+		defer e.stop()
+		if _, err := e.run(ctx, 2, o.Interval); err != nil { // first contact, then one poll
+			return row, fmt.Errorf("warm-up: %w", err)
+		}
+		runs[i] = e
+	}
+	fmt.Fprintf(o.Log, "N=%d: two exporters side by side (%d steady scrapes each)\n", n, row.Scrapes)
+	var cpu [2]time.Duration
+	var walls [2][]time.Duration
+	for range row.Scrapes {
+		for i, e := range runs {
+			ph, err := e.run(ctx, 1, o.Interval)
+			if err != nil {
+				return row, err
+			}
+			cpu[i] += ph.cpu
+			walls[i] = append(walls[i], ph.durations...)
+		}
+	}
+	per := time.Duration(n * row.Scrapes)
+	row.CPUA, row.CPUB = cpu[0]/per, cpu[1]/per
+	row.WallA, row.WallB = median(walls[0]), median(walls[1])
+	for i, rss := range []*int64{&row.RSSA, &row.RSSB} {
+		m, err := readMemory(runs[i].p.pid())
+		if err != nil {
+			return row, err
+		}
+		*rss = m.RSS
+	}
+	return row, nil
+}
+
+// WriteCompareTable prints the rows of Compare.
+func WriteCompareTable(w io.Writer, rows []CompareRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "N\tscrapes\tA CPU µs/node-scrape\tB CPU µs/node-scrape\tB/A\tA RSS MiB\tB RSS MiB\tA scrape ms\tB scrape ms\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.1f\t%.1f\t%d\t%d\t\n", r.N, r.Scrapes,
+			r.CPUA.Microseconds(), r.CPUB.Microseconds(), float64(r.CPUB)/float64(max(r.CPUA, 1)),
+			float64(r.RSSA)/(1<<20), float64(r.RSSB)/(1<<20), r.WallA.Milliseconds(), r.WallB.Milliseconds())
+	}
+	tw.Flush()
+}
