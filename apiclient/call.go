@@ -130,7 +130,7 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 		if c.cfg.Observer != nil {
 			c.cfg.Observer.ObserveRequest(rq.endpoint, code, d)
 		}
-		level.Debug(c.logger).Log("msg", "console request", "endpoint", rq.endpoint, "node", rq.nodeLabel(),
+		c.debug.Log("msg", "console request", "endpoint", rq.endpoint, "node", rq.nodeLabel(),
 			"code", code, "duration", d, "err", err)
 	}()
 

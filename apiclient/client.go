@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
 	promconfig "github.com/prometheus/common/config"
 
 	"github.com/indexima-exporter/indexima_exporter/event"
@@ -39,6 +40,7 @@ type Client struct {
 	cfg    Config
 	http   *http.Client
 	logger log.Logger
+	debug  log.Logger // level.Debug(logger), made once: it logs every call
 	auth   *session
 	now    func() time.Time // the login backoff's clock; tests replace it
 	noGzip bool             // tests: do not ask for gzip, to prove plain answers work
@@ -59,6 +61,7 @@ func New(cfg Config) (*Client, error) {
 	if c.logger == nil {
 		c.logger = log.NewNopLogger()
 	}
+	c.debug = level.Debug(c.logger)
 	c.auth = &session{c: c, backoff: cfg.LoginBackoff}
 	return c, nil
 }

@@ -196,7 +196,8 @@ func hasDuplicateKeys(data []byte) bool {
 
 func FuzzDecodeCount(f *testing.F) {
 	for _, s := range []string{`12`, `"12"`, `{"count":12}`, `{"a":1,"b":2}`, `-1`, `1.5`, `1.2e1`,
-		`{"message":"No session attribute found"}`, `<html>`, ``, `[3]`, `{"n":"42"}`, `9223372036854775808`} {
+		`{"message":"No session attribute found"}`, `<html>`, ``, `[3]`, `{"n":"42"}`, `9223372036854775808`,
+		` 0 `, "\t12\r\n", `012`, `00`, `999999999999999999`, `1000000000000000000`, "\v12", "12\u00a0"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -217,6 +218,10 @@ func FuzzDecodeCount(f *testing.F) {
 		}
 		if i, perr := strconv.ParseInt(string(bytes.TrimSpace(data)), 10, 64); perr == nil && i != n {
 			t.Fatalf("bare number %d decoded as %d", i, n)
+		}
+		// The shortcut for a bare number says what the JSON decoder says.
+		if slow, serr := decodeCountJSON(data); serr != nil || slow != n {
+			t.Fatalf("%q: decodeCount %d, the JSON decoder %d, %v", data, n, slow, serr)
 		}
 	})
 }

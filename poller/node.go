@@ -35,6 +35,9 @@ type NodeRuntime struct {
 	partials int
 	// recent holds the node's latest polls, for the status page.
 	recent pollRing
+	// logger is the node's logger (its labels bound), made for loggerOf.
+	logger   log.Logger
+	loggerOf string
 }
 
 // pollCall is a poll shared by every scrape that arrives while it runs.
@@ -75,6 +78,23 @@ func (n *NodeRuntime) Committed() Committed {
 	return Committed{State: n.state, Info: n.info, LastPoll: n.lastPoll, Failures: cloneFailures(n.failures)}
 }
 
+// nodeLogger returns the node's logger, made once per name (a reload may
+// rename the node) rather than at every poll. n.mu must be held.
+func (n *NodeRuntime) nodeLogger() log.Logger {
+	if n.logger != nil && n.loggerOf == n.name {
+		return n.logger
+	}
+	logger := log.With(n.p.logger, "node", n.name)
+	if t := n.target.String(); t != n.name {
+		logger = log.With(logger, "target", t)
+	}
+	if n.cluster != "" {
+		logger = log.With(logger, "cluster", n.cluster)
+	}
+	n.logger, n.loggerOf = logger, n.name
+	return logger
+}
+
 // poll polls the node within the scrape's deadline (ctx), or waits for the
 // poll already in flight and returns its result: two scrapes (two
 // Prometheus servers in HA) never poll a node twice at once, so they cannot
@@ -95,7 +115,8 @@ func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 	}
 	c := &pollCall{done: make(chan struct{})}
 	n.inflight = c
-	api, old, info, misses, partials, name := n.api, n.state, n.info, n.misses, n.partials, n.name
+	api, old, info, misses, partials := n.api, n.state, n.info, n.misses, n.partials
+	logger := n.nodeLogger()
 	n.mu.Unlock()
 
 	p := n.p
@@ -109,13 +130,6 @@ func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 		dur := time.Since(start)
 		n.finish(c, nil, info, res, dur, pollRecord(start, dur, tracker.Report{}, false, false, res))
 		return res
-	}
-	logger := log.With(p.logger, "node", name)
-	if t := n.target.String(); t != name {
-		logger = log.With(logger, "target", t)
-	}
-	if n.cluster != "" {
-		logger = log.With(logger, "cluster", n.cluster)
 	}
 	opts := p.engine
 	opts.Logger = logger

@@ -3,6 +3,10 @@ package app
 import (
 	"io"
 	"log/slog"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-kit/log"
@@ -46,6 +50,27 @@ func newLoggers(w io.Writer, lvl, format string) (log.Logger, *slog.Logger) {
 		return base.Log(kv...)
 	})
 	slogger := slog.New(sloggokit.NewGoKitHandler(level.NewFilter(fromSlog, allow), slogLevel))
-	// With outermost, so the caller valuer counts frames from the call site.
-	return log.With(level.NewFilter(base, allow), "ts", log.DefaultTimestampUTC, "caller", log.DefaultCaller), slogger
+	// The filter outermost, so that a line below the level is dropped
+	// before its timestamp and caller are taken: the debug line of every
+	// console call took a caller (a walk of the stack) at every level, a
+	// fiftieth of a scrape's CPU. With the filter between the call site and
+	// the valuers, the depth of the call site varies: callSite looks for it.
+	return level.NewFilter(log.With(base, "ts", log.DefaultTimestampUTC, "caller", callSite), allow), slogger
+}
+
+// callSite is log.DefaultCaller for a logger whose valuers are not called
+// by the call site's context directly: the file:line of the first frame
+// outside go-kit's log packages.
+var callSite log.Valuer = func() any {
+	var pcs [16]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
+	for {
+		f, more := frames.Next()
+		if !strings.HasPrefix(f.Function, "github.com/go-kit/log") {
+			return filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
+		}
+		if !more {
+			return "unknown"
+		}
+	}
 }
