@@ -22,6 +22,10 @@ type request struct {
 	method   string
 	path     string // escaped, appended to the console URL
 	body     []byte // login only
+	// plain: do not ask for gzip. A count is a few bytes, which gzip makes
+	// longer and costs a decompressor's reset to read. (An answer
+	// compressed all the same is still read: openBody looks at the bytes.)
+	plain bool
 }
 
 func (rq *request) nodeLabel() string {
@@ -134,7 +138,11 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 			"code", code, "duration", d, "err", err)
 	}()
 
-	resp, err := c.http.Do(req)
+	// The transport itself, not http.Client.Do: the client would copy the
+	// request's headers for redirects it must not follow (CheckRedirect
+	// refuses them all) and wrap every error in a *url.Error naming the
+	// URL, at every call; its redirect policy stays for callers of c.http.
+	resp, err := c.http.Transport.RoundTrip(req)
 	if err != nil {
 		return fine, c.transportError(ctx, rq, err, sent.Load())
 	}
@@ -218,7 +226,7 @@ func isDecodeError(err error) bool {
 func (c *Client) setHeaders(req *http.Request, rq *request, token string) {
 	h := req.Header
 	h.Set("Accept", "application/json")
-	if !c.noGzip {
+	if !c.noGzip && !rq.plain {
 		// Set explicitly so that Go's transport does not decompress behind
 		// our back (the size limit must see the decompressed bytes).
 		h.Set("Accept-Encoding", "gzip")

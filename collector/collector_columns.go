@@ -12,7 +12,7 @@ type columnsCollector struct{}
 
 func (columnsCollector) update(v *nodeView) error {
 	cols := v.info.Columns()
-	for _, table := range sortedKeys(cols) {
+	for _, table := range sortedKeys(v, cols) {
 		v.gauge(v.d.tableColumns, float64(cols[table]), table)
 	}
 	return v.res.ColumnsErr

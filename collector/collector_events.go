@@ -1,8 +1,6 @@
 package collector
 
-import (
-	"sort"
-)
+import "slices"
 
 func init() {
 	registerCollector("events", true, "event counters, running events, durations, cluster state, cursor",
@@ -17,26 +15,19 @@ type eventsCollector struct{}
 
 func (eventsCollector) update(v *nodeView) error {
 	d, st := v.d, v.st
-	gauge := func(desc *seriesDesc, val float64, extra string) { v.gauge(desc, val, extra) }
-	counter := func(desc *seriesDesc, val float64, extra string) { v.counter(desc, val, extra) }
+	gauge, counter := v.gauge, v.counter
 
-	for _, t := range sortedKeys(st.Events) {
+	for _, t := range sortedKeys(v, st.Events) {
 		counter(d.eventsTotal, float64(st.Events[t]), t)
 	}
-	running := map[string]int{}
-	for _, t := range knownTypes {
-		running[t] = 0
+	// Every known type (0 when none runs), and the other types running.
+	for _, t := range runningTypes(v, st.Running) {
+		gauge(d.eventsRunning, float64(st.Running[t]), t)
 	}
-	for t, c := range st.Running {
-		running[t] = c
-	}
-	for _, t := range sortedKeys(running) {
-		gauge(d.eventsRunning, float64(running[t]), t)
-	}
-	for _, t := range sortedKeys(st.LastDate) {
+	for _, t := range sortedKeys(v, st.LastDate) {
 		gauge(d.eventLast, float64(st.LastDate[t])/1000, t)
 	}
-	for _, t := range sortedKeys(st.Durations) {
+	for _, t := range sortedKeys(v, st.Durations) {
 		h := st.Durations[t]
 		v.histogram(d.eventDuration, h, t)
 	}
@@ -50,7 +41,7 @@ func (eventsCollector) update(v *nodeView) error {
 	for _, s := range clusterStates {
 		gauge(d.clusterState, boolValue(s == current), s)
 	}
-	for _, n := range sortedKeys(st.NodeDown) {
+	for _, n := range sortedKeys(v, st.NodeDown) {
 		counter(d.nodeDown, float64(st.NodeDown[n]), n)
 	}
 	if st.Preload.Known {
@@ -71,11 +62,27 @@ func (eventsCollector) update(v *nodeView) error {
 	return v.res.Err
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// sortedKnownTypes is knownTypes in the order of the series.
+var sortedKnownTypes = func() []string {
+	s := slices.Clone(knownTypes)
+	slices.Sort(s)
+	return s
+}()
+
+// runningTypes is the known types and those of running, sorted: the known
+// types alone (no allocation) when every running type is one of them.
+func runningTypes(v *nodeView, running map[string]int) []string {
+	for t := range running {
+		if !slices.Contains(sortedKnownTypes, t) {
+			all := make(map[string]int, len(knownTypes)+len(running))
+			for _, k := range knownTypes {
+				all[k] = 0
+			}
+			for k := range running {
+				all[k] = 0
+			}
+			return sortedKeys(v, all)
+		}
 	}
-	sort.Strings(keys)
-	return keys
+	return sortedKnownTypes
 }

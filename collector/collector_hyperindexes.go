@@ -10,7 +10,7 @@ func init() {
 type hyperindexesCollector struct{}
 
 func (hyperindexesCollector) update(v *nodeView) error {
-	for _, name := range sortedKeys(v.st.Indexes) {
+	for _, name := range sortedKeys(v, v.st.Indexes) {
 		v.gauge(v.d.hyperindex, boolValue(v.st.Indexes[name].Loaded), name)
 	}
 	return v.res.Err

@@ -10,7 +10,7 @@ func init() {
 type tablesCollector struct{}
 
 func (tablesCollector) update(v *nodeView) error {
-	for _, name := range sortedKeys(v.st.Tables) {
+	for _, name := range sortedKeys(v, v.st.Tables) {
 		v.gauge(v.d.table, 1, name)
 	}
 	return v.res.Err

@@ -28,6 +28,7 @@ func (e *Exporter) collect(ctx context.Context, out sink, clusters []*clusterSer
 // order).
 func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Result) {
 	window := e.p.LateWindow()
+	var keys []string // sortedKeys' scratch, one scrape's
 	var views []*nodeView
 	i := 0
 	for _, c := range clusters {
@@ -42,7 +43,7 @@ func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Re
 			i++
 			answered = answered || res.ConsoleAnswered
 			refused = refused || res.Reason == poller.ReasonCredentials
-			v := viewOf(out, c.d, ns, res, window)
+			v := viewOf(out, &keys, c.d, ns, res, window)
 			emitCore(v)
 			if v.st.Contacted {
 				views = append(views, v)

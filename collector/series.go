@@ -31,11 +31,13 @@ type seriesDesc struct {
 	fam        int
 	extra      string // name of the extra label; "" when there is none
 	extraAt    int    // index of the extra label among the sorted label pairs
+	// shared are the pairs of the extra label's fixed vocabulary (nil: none).
+	shared map[string]*dto.LabelPair
 }
 
 func newSeriesDesc(name, help string, nodeLabels []string, extra string) *seriesDesc {
 	labels := append([]string(nil), nodeLabels...)
-	d := &seriesDesc{name: name, help: help, fam: familyIndex(name), extra: extra}
+	d := &seriesDesc{name: name, help: help, fam: familyIndex(name), extra: extra, shared: sharedPairs[extra]}
 	if extra != "" {
 		labels = append(labels, extra)
 		for _, l := range nodeLabels {
@@ -115,7 +117,7 @@ func stringPtr(s string) *string { return &s }
 // extraPair returns the label pair of d's extra label with value v: a shared
 // one when v is of a fixed vocabulary, else a new one.
 func (d *seriesDesc) extraPair(v string) *dto.LabelPair {
-	if p, ok := sharedPairs[d.extra][v]; ok {
+	if p, ok := d.shared[v]; ok {
 		return p
 	}
 	return newPair(&d.extra, v)

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"slices"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -14,6 +15,7 @@ import (
 // the node's polls committed and what this scrape's poll told.
 type nodeView struct {
 	out      sink
+	keys     *[]string // the scrape's scratch of sortedKeys
 	d        *descs
 	labels   []string
 	pairs    []*dto.LabelPair
@@ -30,12 +32,24 @@ type nodeView struct {
 }
 
 // view reads a node's committed outcome for emission.
-func viewOf(out sink, d *descs, ns nodeSeries, res poller.Result, window time.Duration) *nodeView {
+func viewOf(out sink, keys *[]string, d *descs, ns nodeSeries, res poller.Result, window time.Duration) *nodeView {
 	c := ns.n.Committed()
-	v := &nodeView{out: out, d: d, labels: ns.labels, pairs: ns.pairs, st: c.State, info: c.Info, res: res,
+	v := &nodeView{out: out, keys: keys, d: d, labels: ns.labels, pairs: ns.pairs, st: c.State, info: c.Info, res: res,
 		lastPoll: c.LastPoll, failures: c.Failures, lateWindow: window}
 	if c.State.Since > 0 {
 		v.created = timestamppb.New(time.UnixMilli(c.State.Since))
 	}
 	return v
+}
+
+// sortedKeys returns the keys of m, sorted, in the scrape's scratch
+// (v.keys): the caller's loop over them must end before the next call.
+func sortedKeys[V any](v *nodeView, m map[string]V) []string {
+	keys := (*v.keys)[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	*v.keys = keys
+	return keys
 }
