@@ -244,6 +244,17 @@ func (c *Client) setHeaders(req *http.Request, rq *request, token string) {
 			port = DefaultNodePort
 		}
 		h.Set("Monitor-Target-Host", rq.node.Host)
-		h.Set("Monitor-Target-Port", strconv.Itoa(port))
+		h.Set("Monitor-Target-Port", portText(port))
 	}
+}
+
+// defaultPortText is DefaultNodePort as a header value: most nodes use it,
+// and formatting it at each call allocated.
+var defaultPortText = strconv.Itoa(DefaultNodePort)
+
+func portText(port int) string {
+	if port == DefaultNodePort {
+		return defaultPortText
+	}
+	return strconv.Itoa(port)
 }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // fastGzip compresses the answers of h with gzip at gzip.BestSpeed for
@@ -27,10 +26,29 @@ func fastGzip(h http.Handler) http.Handler {
 	})
 }
 
-var gzipWriters = sync.Pool{New: func() any {
-	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // the level is valid: no error
-	return w
-}}
+// gzipWriters keeps idle gzip writers for the next answers. Not a
+// sync.Pool: a pool is emptied at each garbage collection, and one follows
+// most /metrics scrapes (gc.go), so nearly every answer made a new
+// compressor (hundreds of KiB, zeroed). A few are kept instead: about as
+// many as answers are written at once.
+var gzipWriters = make(chan *gzip.Writer, 4)
+
+func getGzipWriter() *gzip.Writer {
+	select {
+	case w := <-gzipWriters:
+		return w
+	default:
+		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // the level is valid: no error
+		return w
+	}
+}
+
+func putGzipWriter(w *gzip.Writer) {
+	select {
+	case gzipWriters <- w:
+	default: // enough kept
+	}
+}
 
 // gzipResponseWriter compresses a successful answer; an error answer (its
 // status set before the first write) goes out as it is, readable.
@@ -49,7 +67,7 @@ func (g *gzipResponseWriter) WriteHeader(code int) {
 	if code == http.StatusOK && h.Get("Content-Encoding") == "" {
 		h.Set("Content-Encoding", "gzip")
 		h.Del("Content-Length")
-		g.gz = gzipWriters.Get().(*gzip.Writer)
+		g.gz = getGzipWriter()
 		g.gz.Reset(g.ResponseWriter)
 	}
 	g.ResponseWriter.WriteHeader(code)
@@ -72,7 +90,7 @@ func (g *gzipResponseWriter) finish() {
 	}
 	g.gz.Close()
 	g.gz.Reset(nil)
-	gzipWriters.Put(g.gz)
+	putGzipWriter(g.gz)
 	g.gz = nil
 }
 
