@@ -5,7 +5,10 @@
 // emits, per node, the core series (scrape.go) and those of every enabled
 // sub-collector (collector_*.go, one file each, joining the registry in
 // registry.go from its init), with descriptors as data (descs.go) and
-// const series built for hundreds of nodes (series.go). NewAPIObserver
+// const series built for hundreds of nodes (series.go). The sub-collectors
+// emit through a sink (sink.go): to a collector's channel (Collect, /probe),
+// or for /metrics straight into metric families without a registry
+// (families.go, ScrapeGatherer). NewAPIObserver
 // (observer.go) feeds the exporter's own metrics of its console calls.
 //
 // It does not poll, count, keep cursors or talk HTTP: polls, deadlines,

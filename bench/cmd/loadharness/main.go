@@ -73,6 +73,7 @@ func run(args []string) int {
 	knobInProcess := fs.Bool("knob-inprocess", false, "run the knob table against the collector in this process (as go test does) instead of the binary")
 	knobTrace := fs.String("knob-trace", "", "file to write every console call of the knob table to (implies -knob-inprocess)")
 	knobDebug := fs.Bool("knob-debug", false, "the collector's debug log on stderr during the knob table (implies -knob-inprocess)")
+	exporterArgs := fs.String("exporter-args", "", "more flags for the exporter of the node tables and of -compare, space-separated (e.g. --no-collector.events)")
 	compare := fs.String("compare", "", "an exporter binary to run side by side with the exporter in the steady state, instead of the node tables")
 	state := fs.Bool("state", false, "also print the table of /probe and /metrics without and with the state store (--events.state-file)")
 	stateNodes := fs.Int("state-nodes", 200, "nodes of the state store table")
@@ -142,7 +143,8 @@ func run(args []string) int {
 	o := harness.Options{Nodes: ns, Latency: *latency, LatencyScrapes: *latencyScrapes, NodeScrapes: *nodeScrapes,
 		Interval: *interval, Rate: *rate, Day: *day, DaySteps: *daySteps, Concurrency: *concurrency,
 		Profile: *profile, CountRunning: *countRunning,
-		ExporterBin: *exporter, JSONExporterBin: *jsonBin, Timeout: *timeout, Log: os.Stderr}
+		ExporterBin: *exporter, JSONExporterBin: *jsonBin, Timeout: *timeout, Log: os.Stderr,
+		Args: strings.Fields(*exporterArgs)}
 	if o.ExporterBin == "" && (len(ns) > 0 || len(rs) > 0 || *knobs && !inProcess) {
 		dir, err := os.MkdirTemp("", "loadharness-bin-")
 		if err != nil {
