@@ -67,3 +67,30 @@ func TestHarnessSmallCluster(t *testing.T) {
 		t.Errorf("memory or day phase not measured: RSS %d, day %+v", r.RSS, r.Day)
 	}
 }
+
+// -compare runs two exporters side by side on clusters of the same seed,
+// taking turns: here the same binary twice, on a small cluster.
+func TestHarnessCompare(t *testing.T) {
+	bin, err := harness.BuildExporter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress strings.Builder
+	rows, err := harness.Compare(harness.Options{
+		Nodes: []int{3}, NodeScrapes: 12, MinScrapes: 4, ExporterBin: bin,
+		Args: []string{"--no-collector.tables"}, Log: &progress, Timeout: 3 * time.Minute,
+	}, bin)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	var table strings.Builder
+	harness.WriteCompareTable(&table, rows)
+	t.Log("\n" + table.String())
+	if len(rows) != 1 || rows[0].N != 3 || rows[0].Scrapes != 4 {
+		t.Fatalf("rows %+v, want one of 3 nodes and 4 scrapes", rows)
+	}
+	r := rows[0]
+	if r.RSSA <= 0 || r.RSSB <= 0 || r.WallA <= 0 || r.WallB <= 0 {
+		t.Errorf("both exporters must have been measured: %+v", r)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 )
 
@@ -39,5 +40,30 @@ func TestLoggersShareFormatAndLevel(t *testing.T) {
 	level.Debug(logger).Log("msg", "shown")
 	if !strings.Contains(buf.String(), `level=debug`) || !strings.Contains(buf.String(), `msg=shown`) {
 		t.Errorf("logfmt debug line = %q", buf.String())
+	}
+}
+
+// A line below the level costs no caller (a walk of the stack): the filter
+// drops it before the valuers run. A line at the level, through loggers
+// made with log.With as the poller's are, names its call site.
+func TestLoggerFiltersBeforeTheCaller(t *testing.T) {
+	calls := 0
+	saved := callSite
+	defer func() { callSite = saved }()
+	callSite = func() any { calls++; return saved() }
+
+	var buf bytes.Buffer
+	logger, _ := newLoggers(&buf, "info", "logfmt")
+	nodeLogger := log.With(log.With(logger, "component", "poller"), "node", "n1")
+	level.Debug(nodeLogger).Log("msg", "console request")
+	if calls != 0 || buf.Len() != 0 {
+		t.Fatalf("a debug line at level info took the caller %d times and wrote %q", calls, buf.String())
+	}
+	level.Warn(nodeLogger).Log("msg", "poll failed")
+	if calls != 1 {
+		t.Fatalf("a warn line took the caller %d times, want 1", calls)
+	}
+	if !strings.Contains(buf.String(), "caller=logging_test.go:") || !strings.Contains(buf.String(), "node=n1") {
+		t.Errorf("line = %q, want the call site in logging_test.go and the node", buf.String())
 	}
 }
