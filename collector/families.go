@@ -68,7 +68,7 @@ func (s *familySink) metric(fam int, name, help *string, typ *dto.MetricType) *d
 		s.fams = append(s.fams, make([]*dto.MetricFamily, fam+1-len(s.fams))...)
 	}
 	f := s.fams[fam]
-	if f == nil {
+	if f == nil { // kept, emptied, by reset
 		f = &dto.MetricFamily{Name: name, Help: help, Type: typ}
 		s.fams[fam] = f
 	}
@@ -133,7 +133,7 @@ func (s *familySink) scrapeGauge(d *scrapeDesc, value float64, labelValues ...st
 func (s *familySink) gathered() []*dto.MetricFamily {
 	out := make([]*dto.MetricFamily, 0, len(s.fams))
 	for _, f := range s.fams {
-		if f != nil {
+		if f != nil && len(f.Metric) > 0 {
 			out = append(out, f)
 		}
 	}
@@ -141,27 +141,50 @@ func (s *familySink) gathered() []*dto.MetricFamily {
 	return out
 }
 
-// slab hands out values of T from arrays of slabSize: one allocation per
-// slabSize values. The values of a scrape become garbage together.
-type slab[T any] struct{ free []T }
+// reset empties s for another use, keeping its memory: the families (and
+// the capacity of their series) and the slabs' arrays. Nothing s handed
+// out before may be used after.
+func (s *familySink) reset() {
+	for _, f := range s.fams {
+		if f != nil {
+			clear(f.Metric)
+			f.Metric = f.Metric[:0]
+		}
+	}
+	s.metrics.reset()
+	s.gauges.reset()
+	s.counters.reset()
+	s.floats.reset()
+	s.pairs.reset()
+	s.hists.reset()
+}
+
+// slab hands out values of T from arrays of slabSize (one allocation per
+// slabSize values), zeroed, and hands them out again after reset.
+type slab[T any] struct {
+	arrays [][]T
+	a, i   int // the next value is arrays[a][i]
+}
 
 const slabSize = 256
 
-func (s *slab[T]) next() *T {
-	if len(s.free) == 0 {
-		s.free = make([]T, slabSize)
-	}
-	p := &s.free[0]
-	s.free = s.free[1:]
-	return p
-}
+func (s *slab[T]) next() *T { return &s.take(1)[0] }
 
 // take returns n consecutive values.
 func (s *slab[T]) take(n int) []T {
-	if len(s.free) < n {
-		s.free = make([]T, max(slabSize, n))
+	for {
+		if s.a == len(s.arrays) {
+			s.arrays = append(s.arrays, make([]T, max(slabSize, n)))
+		}
+		if arr := s.arrays[s.a]; s.i+n <= len(arr) {
+			out := arr[s.i : s.i+n : s.i+n]
+			s.i += n
+			clear(out)
+			return out
+		}
+		s.a, s.i = s.a+1, 0
 	}
-	out := s.free[:n:n]
-	s.free = s.free[n:]
-	return out
 }
+
+// reset hands out the values from the first again.
+func (s *slab[T]) reset() { s.a, s.i = 0, 0 }

@@ -29,39 +29,26 @@ import (
 func TestFamiliesAreWhatTheRegistryGathers(t *testing.T) {
 	for _, named := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cluster-label=%v", named), func(t *testing.T) {
-			e := newEnv(t, simulator.Config{Seed: 11, Rate: 4}, 4, testOptions{
-				Enabled:        map[string]bool{"columns": true},
-				MaxLabelValues: 2, MaxEventTypes: 2,
-			})
-			if named {
-				e.p.SetClusters([]poller.Cluster{e.cluster("east", e.nodes[:2]...), e.cluster("west", e.nodes[2:]...)})
-			}
-			r := rand.New(rand.NewPCG(11, uint64(len(e.nodes))))
-			// The last node fails from the start: never contacted, it
-			// still has its up, poll duration and failure series.
-			e.sim.SetNodeFault(e.nodes[3], simulator.Fault{Status: 502})
 			seen := map[string]bool{}
-			for step := range 8 {
-				switch step {
-				case 3:
-					e.sim.ReportNodeDown(e.nodes[0], e.nodes[1])
-					e.sim.ReportNodeDown(e.nodes[0], e.nodes[2])
-					e.sim.ReportNodeDown(e.nodes[0], e.nodes[3]) // past the bound of 2
-				case 4:
-					now := e.clock.Now().UnixMilli()
-					e.sim.Append(e.nodes[1], simulator.Event{Type: "NEW_KIND", Date: now - 500, Duration: 20},
-						simulator.Event{Type: "OTHER_KIND", Date: now - 400, Duration: 20},
-						simulator.Event{Type: "THIRD_KIND", Date: now - 300, Duration: 20})
-				case 5:
-					e.sim.SetNodeFault(e.nodes[2], simulator.Fault{Body: simulator.BodyMalformedJSON, Count: 1})
+			// One sink for every step, reset in between, as the encoded
+			// exposition reuses its node sink: what the values held then
+			// must not show through.
+			var s familySink
+			scenario(t, named, 8, func(e *env, step int, clusters []*clusterSeries, results []poller.Result) {
+				s.reset()
+				e.exp.emit(&s, clusters, results)
+				got := s.gathered()
+				reg := prometheus.NewRegistry()
+				reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) { e.exp.emit(chanSink(ch), clusters, results) }))
+				want, err := reg.Gather()
+				if err != nil {
+					t.Fatal(err)
 				}
-				e.advance(r, 10*time.Second, 40*time.Second)
-				got, want := e.bothWays(t)
 				compareFamilies(t, fmt.Sprintf("step %d", step), got, want)
 				for _, mf := range got {
 					seen[mf.GetName()] = true
 				}
-			}
+			})
 			// The scrapes saw the families this test is about.
 			for _, name := range []string{"indexima_events_total", "indexima_event_duration_seconds",
 				"indexima_node_down_reports_total", "indexima_exporter_label_values_dropped_total",
@@ -75,28 +62,49 @@ func TestFamiliesAreWhatTheRegistryGathers(t *testing.T) {
 	}
 }
 
-// bothWays polls every node once and emits the outcome twice: into a
-// familySink, and through the channel into a registry.
-func (e *env) bothWays(t *testing.T) (got, want []*dto.MetricFamily) {
-	t.Helper()
-	x := e.exp
-	clusters := x.seriesOf(x.p.Current())
-	var nodes []*poller.NodeRuntime
-	for _, c := range clusters {
-		for _, ns := range c.nodes {
-			nodes = append(nodes, ns.n)
+// scenario runs steps scrapes of four nodes that see every kind of series:
+// each sub-collector on, one cluster (node label only) or two (named:
+// cluster label too), events of every type and of unknown types, NODE_DOWN
+// reports, label values past their bound, a node failing its calls
+// (failure reasons) and one never contacted. At each step it polls every
+// node once and hands the outcome to check.
+func scenario(t *testing.T, named bool, steps int, check func(e *env, step int, clusters []*clusterSeries, results []poller.Result)) {
+	e := newEnv(t, simulator.Config{Seed: 11, Rate: 4}, 4, testOptions{
+		Enabled:        map[string]bool{"columns": true},
+		MaxLabelValues: 2, MaxEventTypes: 2,
+	})
+	if named {
+		e.p.SetClusters([]poller.Cluster{e.cluster("east", e.nodes[:2]...), e.cluster("west", e.nodes[2:]...)})
+	}
+	r := rand.New(rand.NewPCG(11, uint64(len(e.nodes))))
+	// The last node fails from the start: never contacted, it still has
+	// its up, poll duration and failure series.
+	e.sim.SetNodeFault(e.nodes[3], simulator.Fault{Status: 502})
+	for step := range steps {
+		switch step {
+		case 3:
+			e.sim.ReportNodeDown(e.nodes[0], e.nodes[1])
+			e.sim.ReportNodeDown(e.nodes[0], e.nodes[2])
+			e.sim.ReportNodeDown(e.nodes[0], e.nodes[3]) // past the bound of 2
+		case 4:
+			now := e.clock.Now().UnixMilli()
+			e.sim.Append(e.nodes[1], simulator.Event{Type: "NEW_KIND", Date: now - 500, Duration: 20},
+				simulator.Event{Type: "OTHER_KIND", Date: now - 400, Duration: 20},
+				simulator.Event{Type: "THIRD_KIND", Date: now - 300, Duration: 20})
+		case 5:
+			e.sim.SetNodeFault(e.nodes[2], simulator.Fault{Body: simulator.BodyMalformedJSON, Count: 1})
 		}
+		e.advance(r, 10*time.Second, 40*time.Second)
+		x := e.exp
+		clusters := x.seriesOf(x.p.Current())
+		var nodes []*poller.NodeRuntime
+		for _, c := range clusters {
+			for _, ns := range c.nodes {
+				nodes = append(nodes, ns.n)
+			}
+		}
+		check(e, step, clusters, x.p.Poll(context.Background(), nodes, x.want))
 	}
-	results := x.p.Poll(context.Background(), nodes, x.want)
-	var s familySink
-	x.emit(&s, clusters, results)
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) { x.emit(chanSink(ch), clusters, results) }))
-	want, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.gathered(), want
 }
 
 // compareFamilies fails unless got and want have the same families in the

@@ -25,11 +25,17 @@ func (e *Exporter) collect(ctx context.Context, out sink, clusters []*clusterSer
 
 // emit sends to out the series of the nodes of clusters, from what their
 // polls committed and results (this scrape's outcome of each node, in
-// order).
+// order), node after node: a node's series all come before the next
+// node's (a sink may encode a node as soon as it ends: nodeEnder).
 func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Result) {
 	window := e.p.LateWindow()
 	var keys []string // sortedKeys' scratch, one scrape's
-	var views []*nodeView
+	spent := make([]time.Duration, len(e.subs))
+	ok := make([]bool, len(e.subs))
+	for j := range ok {
+		ok[j] = true
+	}
+	ender, _ := out.(nodeEnder)
 	i := 0
 	for _, c := range clusters {
 		// The console is up for a scrape when it answered some call and
@@ -46,7 +52,17 @@ func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Re
 			v := viewOf(out, &keys, c.d, ns, res, window)
 			emitCore(v)
 			if v.st.Contacted {
-				views = append(views, v)
+				for j, sc := range e.subs {
+					start := time.Now()
+					if err := sc.c.update(v); err != nil {
+						ok[j] = false
+						level.Debug(e.logger).Log("msg", "collector incomplete for node", "collector", sc.name, "node", v.labels[len(v.labels)-1], "err", err)
+					}
+					spent[j] += time.Since(start)
+				}
+			}
+			if ender != nil {
+				ender.endNode(ns)
 			}
 		}
 		if len(c.nodes) > 0 {
@@ -57,18 +73,9 @@ func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Re
 			out.scrapeGauge(c.d.consoleUp, boolValue(answered && !refused), lv...)
 		}
 	}
-
-	for _, sc := range e.subs {
-		start := time.Now()
-		ok := true
-		for _, v := range views {
-			if err := sc.c.update(v); err != nil {
-				ok = false
-				level.Debug(e.logger).Log("msg", "collector incomplete for node", "collector", sc.name, "node", v.labels[len(v.labels)-1], "err", err)
-			}
-		}
-		out.scrapeGauge(collectorDurationDesc, time.Since(start).Seconds(), sc.name)
-		out.scrapeGauge(collectorSuccessDesc, boolValue(ok), sc.name)
+	for j, sc := range e.subs {
+		out.scrapeGauge(collectorDurationDesc, spent[j].Seconds(), sc.name)
+		out.scrapeGauge(collectorSuccessDesc, boolValue(ok[j]), sc.name)
 	}
 }
 

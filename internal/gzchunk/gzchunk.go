@@ -22,10 +22,28 @@ import (
 // Chunk is a piece of text compressed apart. Its bytes are never modified
 // once made: a Chunk may be written in many streams, at once.
 type Chunk struct {
-	z     []byte // raw deflate, sync-flushed
-	crc   uint32 // CRC-32 (IEEE) of the text
-	n     uint32 // length of the text
-	shift uint32 // x^(8n) mod P, to combine crc into a stream's
+	z      []byte // raw deflate, sync-flushed
+	crc    uint32 // CRC-32 (IEEE) of the text
+	n      uint32 // length of the text
+	shift  uint32 // x^(8n) mod P, to combine crc into a stream's
+	stored bool   // z is the text in stored blocks (Stored)
+}
+
+// IsStored tells whether c holds its text uncompressed (Stored).
+func (c Chunk) IsStored() bool { return c.stored }
+
+// Compact returns c compressed when it is stored, else c.
+func (c *Compressor) Compact(ch Chunk) Chunk {
+	if !ch.stored {
+		return ch
+	}
+	text := make([]byte, 0, ch.n)
+	for z := ch.z; len(z) >= 5; {
+		n := int(z[1]) | int(z[2])<<8
+		text = append(text, z[5:5+n]...)
+		z = z[5+n:]
+	}
+	return c.Compress(text)
 }
 
 // Len is the length of the text of c.
@@ -48,8 +66,8 @@ func NewCompressor() *Compressor {
 	return c
 }
 
-// Compress returns the chunk of text (which it does not keep). Text must
-// be shorter than 4 GiB.
+// Compress returns the chunk of text (which it does not keep), compressed.
+// Text must be shorter than 4 GiB.
 func (c *Compressor) Compress(text []byte) Chunk {
 	c.buf.Reset()
 	c.fw.Reset(&c.buf)
@@ -57,6 +75,27 @@ func (c *Compressor) Compress(text []byte) Chunk {
 	c.fw.Flush()
 	return Chunk{z: bytes.Clone(c.buf.Bytes()), crc: crc32.ChecksumIEEE(text), n: uint32(len(text)),
 		shift: x8nmodp(uint64(len(text)))}
+}
+
+// Stored returns the chunk of text stored uncompressed, at the cost of a
+// copy: deflate blocks of stored bytes (at most 65,535 each), each a byte
+// of block type (not final, stored) and the length and its complement.
+// Compressing a small text costs more (the Huffman codes of each piece are
+// built anew) than sending it as it is; a text seen again can be
+// compressed then (Compact).
+func Stored(text []byte) Chunk {
+	z := make([]byte, 0, len(text)+5*(1+len(text)/0xffff))
+	rest := text
+	for {
+		n := min(len(rest), 0xffff)
+		z = append(z, 0, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+		z = append(z, rest[:n]...)
+		rest = rest[n:]
+		if len(rest) == 0 {
+			break
+		}
+	}
+	return Chunk{z: z, crc: crc32.ChecksumIEEE(text), n: uint32(len(text)), shift: x8nmodp(uint64(len(text))), stored: true}
 }
 
 // header is a gzip member header: deflate, no flags, no time, unknown OS.

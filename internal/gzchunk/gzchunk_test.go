@@ -17,14 +17,24 @@ import (
 func TestStreamOfChunksIsTheTextLaidEndToEnd(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	c := NewCompressor()
-	for run := range 300 {
+	for run := range 100 {
 		var pieces [][]byte
 		for range r.IntN(40) {
-			pieces = append(pieces, randomText(r, r.IntN(5000)))
+			pieces = append(pieces, randomText(r, r.IntN([]int{100, 5000, 150000}[r.IntN(3)])))
 		}
 		chunks := make([]Chunk, len(pieces))
 		for i, p := range pieces {
-			chunks[i] = c.Compress(p)
+			switch r.IntN(3) {
+			case 0:
+				chunks[i] = c.Compress(p)
+			case 1:
+				chunks[i] = Stored(p)
+			default:
+				chunks[i] = c.Compact(Stored(p))
+				if chunks[i].IsStored() {
+					t.Fatal("Compact left a chunk stored")
+				}
+			}
 		}
 		var want, stream bytes.Buffer
 		g := NewWriter(&stream)

@@ -1,0 +1,377 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/gzchunk"
+	"github.com/indexima-exporter/indexima_exporter/poller"
+	"github.com/indexima-exporter/indexima_exporter/tracker"
+)
+
+// The encoded exposition of /metrics, for the text formats asked with gzip
+// (what Prometheus asks). In a steady state most series of a node are the
+// same from one scrape to the next: a node with a new event changes its
+// counter, latest time and histogram of that type, its cursor and reported
+// count; its tables, indexes, cluster state and the histograms of other
+// types stay. So each node's series are encoded family by family, by
+// client_golang's own encoder (expfmt), as soon as the node's series are
+// emitted, and each family's lines are kept compressed (package gzchunk)
+// with a hash of what they encode: at the next scrape a family of a node
+// whose series hash the same reuses its compressed bytes, neither encoded
+// nor compressed again. Kept compressed, the text of 2,000 nodes (19 MB)
+// takes about a tenth of that; kept as text it took the resident memory
+// over the budget (docs/performance.md, "Large fleets").
+//
+// What the answer holds is what promhttp writes for the families of
+// ScrapeGatherer: the same families in the same order, the same lines
+// (TestEncodedIsWhatPromhttpWrites). The protobuf formats, an answer
+// without gzip, /probe and Collect go through the families or a registry.
+
+// EncodedFamily is a family of the nodes' series, encoded: its header
+// lines (HELP, TYPE), then each node's lines, each compressed apart.
+type EncodedFamily struct {
+	Name   string
+	Chunks []gzchunk.Chunk // the header's first
+}
+
+// Encoded is a scrape in one text format: the families of the nodes'
+// series, encoded, and the scrape's own gauges (the consoles' up, the
+// sub-collectors' duration and success) as families to encode.
+type Encoded struct {
+	Families []EncodedFamily     // sorted by name
+	Scrape   []*dto.MetricFamily // sorted by name
+}
+
+// Encodable tells whether ScrapeEncoded writes format: the text formats
+// (Prometheus text, OpenMetrics).
+func Encodable(format expfmt.Format) bool {
+	switch format.FormatType() {
+	case expfmt.TypeTextPlain, expfmt.TypeOpenMetrics:
+		return true
+	}
+	return false
+}
+
+// ScrapeEncoded polls every node within ctx's deadline, as Scrape does,
+// and returns the scrape encoded in format (Encodable). Concurrent scrapes
+// poll together (shared polls) and encode one after the other.
+func (e *Exporter) ScrapeEncoded(ctx context.Context, format expfmt.Format) Encoded {
+	clusters := e.seriesOf(e.p.Current())
+	var nodes []*poller.NodeRuntime
+	for _, c := range clusters {
+		for _, ns := range c.nodes {
+			nodes = append(nodes, ns.n)
+		}
+	}
+	return e.encode(format, clusters, e.p.Poll(ctx, nodes, e.want))
+}
+
+// encode emits the nodes of clusters from results (as emit) and returns
+// them encoded in format.
+func (e *Exporter) encode(format expfmt.Format, clusters []*clusterSeries, results []poller.Result) Encoded {
+	c := &e.encoded
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.logger = e.logger
+	c.prepare(format, clusters)
+	s := &encodingSink{c: c, node: c.node}
+	e.emit(s, clusters, results)
+	out := Encoded{Scrape: s.scrape.gathered()}
+	byFam := map[int]*EncodedFamily{}
+	for _, cs := range clusters {
+		for _, ns := range cs.nodes {
+			for _, fc := range c.nodes[ns.n] {
+				ef := byFam[fc.fam]
+				if ef == nil {
+					ef = &EncodedFamily{Name: c.names[fc.fam], Chunks: []gzchunk.Chunk{c.headers[fc.fam]}}
+					byFam[fc.fam] = ef
+				}
+				ef.Chunks = append(ef.Chunks, fc.chunk)
+			}
+		}
+	}
+	for _, ef := range byFam {
+		out.Families = append(out.Families, *ef)
+	}
+	sort.Slice(out.Families, func(i, j int) bool { return out.Families[i].Name < out.Families[j].Name })
+	return out
+}
+
+// WriteEncoded writes to w, as one gzip stream, the families of enc and
+// others (gathered elsewhere, such as the exporter's own metrics), in the
+// order of their names, as promhttp writes families in format: the
+// families that are not the nodes' are encoded now, with comp compressing
+// each run of them. A name of others that is also a node family's is left
+// out (not expected: they are named apart; a scraper takes one family of a
+// name) and reported in the error, as is an encoding error; the stream is
+// whole all the same.
+func WriteEncoded(w io.Writer, format expfmt.Format, enc Encoded, others []*dto.MetricFamily, comp *gzchunk.Compressor) error {
+	dynamic := append(slices.Clone(others), enc.Scrape...)
+	sort.SliceStable(dynamic, func(i, j int) bool { return dynamic[i].GetName() < dynamic[j].GetName() })
+	var errs []error
+	gw := gzchunk.NewWriter(w)
+	var text bytes.Buffer
+	encoder := expfmt.NewEncoder(&text, format)
+	flush := func() {
+		if text.Len() > 0 {
+			gw.Add(comp.Compress(text.Bytes()))
+			text.Reset()
+		}
+	}
+	fams := enc.Families
+	for len(dynamic) > 0 || len(fams) > 0 {
+		switch {
+		case len(fams) == 0 || len(dynamic) > 0 && dynamic[0].GetName() < fams[0].Name:
+			if err := encoder.Encode(dynamic[0]); err != nil {
+				errs = append(errs, fmt.Errorf("family %s: %w", dynamic[0].GetName(), err))
+			}
+			dynamic = dynamic[1:]
+		case len(dynamic) > 0 && dynamic[0].GetName() == fams[0].Name:
+			errs = append(errs, fmt.Errorf("family %s gathered twice: the nodes' is served", fams[0].Name))
+			dynamic = dynamic[1:]
+		default:
+			flush()
+			for _, c := range fams[0].Chunks {
+				gw.Add(c)
+			}
+			fams = fams[1:]
+		}
+	}
+	if closer, ok := encoder.(expfmt.Closer); ok {
+		if err := closer.Close(); err != nil { // OpenMetrics' "# EOF"
+			errs = append(errs, err)
+		}
+	}
+	flush()
+	if err := gw.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// encodedCache is what the latest scrape encoded, for one format and one
+// configuration.
+type encodedCache struct {
+	mu      sync.Mutex
+	format  expfmt.Format
+	series  []*clusterSeries // the configuration (seriesOf's slice)
+	nodes   map[*poller.NodeRuntime][]famChunk
+	headers map[int]gzchunk.Chunk // by family index
+	names   map[int]string
+	seed    maphash.Seed
+	logger  log.Logger
+
+	node *familySink      // a node's series, emptied after each node
+	one  dto.MetricFamily // a family of one histogram series (encodeNode)
+	comp *gzchunk.Compressor
+	text bytes.Buffer
+	hash maphash.Hash
+}
+
+// famChunk is a node's lines of a family, compressed, and the hash of the
+// series they encode.
+type famChunk struct {
+	fam   int
+	sum   uint64
+	seen  uint8 // scrapes the chunk was reused, up to compactAfter
+	chunk gzchunk.Chunk
+}
+
+// prepare empties the cache unless it is of format and clusters.
+func (c *encodedCache) prepare(format expfmt.Format, clusters []*clusterSeries) {
+	same := c.nodes != nil && c.format == format && len(c.series) == len(clusters) &&
+		(len(clusters) == 0 || &c.series[0] == &clusters[0])
+	if same {
+		return
+	}
+	c.format, c.series = format, clusters
+	c.nodes = map[*poller.NodeRuntime][]famChunk{}
+	c.headers, c.names = map[int]gzchunk.Chunk{}, map[int]string{}
+	c.seed = maphash.MakeSeed()
+	c.hash.SetSeed(c.seed)
+	if c.comp == nil {
+		c.comp, c.node = gzchunk.NewCompressor(), &familySink{}
+	}
+}
+
+// encodingSink writes a node's series into the cache's node sink, encoded
+// at the node's end; the scrape's gauges into families of their own.
+type encodingSink struct {
+	c      *encodedCache
+	node   *familySink
+	scrape familySink
+}
+
+func (s *encodingSink) gauge(d *seriesDesc, node []*dto.LabelPair, extra string, value float64) {
+	s.node.gauge(d, node, extra, value)
+}
+
+func (s *encodingSink) counter(d *seriesDesc, node []*dto.LabelPair, extra string, value float64, created *timestamppb.Timestamp) {
+	s.node.counter(d, node, extra, value, created)
+}
+
+func (s *encodingSink) histogram(d *seriesDesc, node []*dto.LabelPair, extra string, h *tracker.Histogram, created *timestamppb.Timestamp) {
+	s.node.histogram(d, node, extra, h, created)
+}
+
+func (s *encodingSink) scrapeGauge(d *scrapeDesc, value float64, labelValues ...string) {
+	s.scrape.scrapeGauge(d, value, labelValues...)
+}
+
+func (s *encodingSink) endNode(ns nodeSeries) {
+	s.c.encodeNode(ns.n, s.node)
+	s.node.reset()
+}
+
+// encodeNode keeps the node's families of f, each reused from the scrape
+// before when its series hash the same, else encoded and compressed. A
+// histogram family is kept series by series: a node's histograms are most
+// of its text, and a new event changes the histogram of its type only.
+func (c *encodedCache) encodeNode(n *poller.NodeRuntime, f *familySink) {
+	old := c.nodes[n]
+	out := make([]famChunk, 0, len(old))
+	for fam, mf := range f.fams {
+		if mf == nil || len(mf.Metric) == 0 {
+			continue
+		}
+		if mf.GetType() != dto.MetricType_HISTOGRAM {
+			out = c.keep(out, old, fam, mf)
+			continue
+		}
+		one := &c.one
+		one.Name, one.Help, one.Type = mf.Name, mf.Help, mf.Type
+		for _, m := range mf.Metric {
+			one.Metric = append(one.Metric[:0], m)
+			out = c.keep(out, old, fam, one)
+		}
+		one.Metric[0] = nil
+	}
+	c.nodes[n] = out
+}
+
+// keep appends to out the chunk of mf's series: old's when one of family
+// fam hashes the same, else mf encoded.
+func (c *encodedCache) keep(out, old []famChunk, fam int, mf *dto.MetricFamily) []famChunk {
+	sum := c.sum(mf)
+	for _, fc := range old {
+		if fc.fam == fam && fc.sum == sum {
+			// The same for compactAfter scrapes: likely to stay, so worth
+			// compressing (memory, and bytes on the wire). Lines that
+			// change often (a poll's duration, the counter of a busy
+			// type) are never compressed.
+			if fc.seen < compactAfter {
+				if fc.seen++; fc.seen == compactAfter && fc.chunk.Len() >= minCompact {
+					fc.chunk = c.comp.Compact(fc.chunk)
+				}
+			}
+			return append(out, fc)
+		}
+	}
+	chunk, ok := c.encode(fam, mf)
+	if !ok {
+		return out
+	}
+	return append(out, famChunk{fam: fam, sum: sum, chunk: chunk})
+}
+
+// encode returns the compressed lines of mf in the cache's format, and
+// keeps the family's header lines at its first encoding.
+func (c *encodedCache) encode(fam int, mf *dto.MetricFamily) (gzchunk.Chunk, bool) {
+	c.text.Reset()
+	if err := expfmt.NewEncoder(&c.text, c.format).Encode(mf); err != nil {
+		// Not expected: the series are valid by construction (series.go).
+		level.Error(c.logger).Log("msg", "cannot encode a family", "family", mf.GetName(), "err", err)
+		return gzchunk.Chunk{}, false
+	}
+	b := c.text.Bytes()
+	end := 0 // of the header lines, which start with '#'
+	for end < len(b) && b[end] == '#' {
+		i := bytes.IndexByte(b[end:], '\n')
+		if i < 0 {
+			end = len(b)
+			break
+		}
+		end += i + 1
+	}
+	if _, ok := c.headers[fam]; !ok {
+		c.headers[fam], c.names[fam] = gzchunk.Stored(b[:end]), mf.GetName()
+	}
+	if lines := b[end:]; len(lines) < compressAtOnce {
+		return gzchunk.Stored(lines), true
+	}
+	return c.comp.Compress(b[end:]), true
+}
+
+// compressAtOnce is the length of text compressed as soon as it is encoded:
+// a node's longer texts (a histogram, its tables) are its most, and kept
+// uncompressed until seen again they made the first scrapes' memory.
+const compressAtOnce = 1024
+
+// minCompact is the length of text below which a chunk stays stored:
+// compressed, a line or two would save a few bytes for the cost of its
+// Huffman codes.
+const minCompact = 128
+
+// compactAfter is the number of scrapes a chunk must be reused before it is
+// compressed.
+const compactAfter = 3
+
+// sum hashes what mf's series encode: their label values, values, created
+// timestamps and buckets (the label names and the family's header are the
+// family's, the same at every scrape).
+func (c *encodedCache) sum(mf *dto.MetricFamily) uint64 {
+	h := &c.hash
+	h.Reset()
+	var b [8]byte
+	u64 := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	f64 := func(v float64) { u64(math.Float64bits(v)) }
+	created := func(ts interface {
+		GetSeconds() int64
+		GetNanos() int32
+	}) {
+		u64(uint64(ts.GetSeconds()))
+		u64(uint64(ts.GetNanos()))
+	}
+	for _, m := range mf.Metric {
+		for _, p := range m.Label {
+			h.WriteString(p.GetValue())
+			h.WriteByte(0)
+		}
+		switch {
+		case m.Gauge != nil:
+			f64(m.Gauge.GetValue())
+		case m.Counter != nil:
+			f64(m.Counter.GetValue())
+			created(m.Counter.GetCreatedTimestamp())
+		case m.Histogram != nil:
+			u64(m.Histogram.GetSampleCount())
+			f64(m.Histogram.GetSampleSum())
+			created(m.Histogram.GetCreatedTimestamp())
+			for _, bk := range m.Histogram.Bucket {
+				f64(bk.GetUpperBound())
+				u64(bk.GetCumulativeCount())
+			}
+		}
+		h.WriteByte(0xff)
+	}
+	return h.Sum64()
+}
