@@ -8,7 +8,9 @@
 // const series built for hundreds of nodes (series.go). The sub-collectors
 // emit through a sink (sink.go): to a collector's channel (Collect, /probe),
 // or for /metrics straight into metric families without a registry
-// (families.go, ScrapeGatherer). NewAPIObserver
+// (families.go, ScrapeGatherer), or, for /metrics in a text format with
+// gzip, into each node's encoded lines, kept between scrapes and reused
+// while they do not change (encoded.go, ScrapeEncoded). NewAPIObserver
 // (observer.go) feeds the exporter's own metrics of its console calls.
 //
 // It does not poll, count, keep cursors or talk HTTP: polls, deadlines,
