@@ -31,12 +31,15 @@ import (
 // count; its tables, indexes, cluster state and the histograms of other
 // types stay. So each node's series are encoded family by family, by
 // client_golang's own encoder (expfmt), as soon as the node's series are
-// emitted, and each family's lines are kept compressed (package gzchunk)
-// with a hash of what they encode: at the next scrape a family of a node
-// whose series hash the same reuses its compressed bytes, neither encoded
-// nor compressed again. Kept compressed, the text of 2,000 nodes (19 MB)
-// takes about a tenth of that; kept as text it took the resident memory
-// over the budget (docs/performance.md, "Large fleets").
+// emitted, and each family's lines (each series', for a histogram) are
+// kept as a piece of a gzip stream (package gzchunk) with a hash of what
+// they encode: at the next scrape, lines whose series hash the same reuse
+// their bytes, neither encoded nor compressed again. Pieces of 1 KiB or
+// more are compressed when encoded, smaller ones once they have stayed the
+// same three scrapes: kept as text, the lines of 2,000 nodes (19 MB) took
+// the resident memory over the budget (docs/performance.md, "Large
+// fleets"), and compressing a line or two at every scrape costs more than
+// sending it.
 //
 // What the answer holds is what promhttp writes for the families of
 // ScrapeGatherer: the same families in the same order, the same lines
@@ -96,10 +99,10 @@ func (e *Exporter) encode(format expfmt.Format, clusters []*clusterSeries, resul
 	byFam := map[int]*EncodedFamily{}
 	for _, cs := range clusters {
 		for _, ns := range cs.nodes {
-			for _, fc := range c.nodes[ns.n] {
+			for _, fc := range c.cur.nodes[ns.n] {
 				ef := byFam[fc.fam]
 				if ef == nil {
-					ef = &EncodedFamily{Name: c.names[fc.fam], Chunks: []gzchunk.Chunk{c.headers[fc.fam]}}
+					ef = &EncodedFamily{Name: c.cur.names[fc.fam], Chunks: []gzchunk.Chunk{c.cur.headers[fc.fam]}}
 					byFam[fc.fam] = ef
 				}
 				ef.Chunks = append(ef.Chunks, fc.chunk)
@@ -165,15 +168,14 @@ func WriteEncoded(w io.Writer, format expfmt.Format, enc Encoded, others []*dto.
 	return errors.Join(errs...)
 }
 
-// encodedCache is what the latest scrape encoded, for one format and one
-// configuration.
+// encodedCache is what the latest scrapes encoded, for one configuration,
+// in the latest maxFormats formats (two Prometheus servers of different
+// lines, during an upgrade, ask for different ones).
 type encodedCache struct {
 	mu      sync.Mutex
-	format  expfmt.Format
 	series  []*clusterSeries // the configuration (seriesOf's slice)
-	nodes   map[*poller.NodeRuntime][]famChunk
-	headers map[int]gzchunk.Chunk // by family index
-	names   map[int]string
+	formats []*formatCache   // the latest used first
+	cur     *formatCache     // the format of the scrape encoding
 	seed    maphash.Seed
 	logger  log.Logger
 
@@ -184,8 +186,18 @@ type encodedCache struct {
 	hash maphash.Hash
 }
 
-// famChunk is a node's lines of a family, compressed, and the hash of the
-// series they encode.
+const maxFormats = 2
+
+// formatCache is the encoded lines of one format.
+type formatCache struct {
+	format  expfmt.Format
+	nodes   map[*poller.NodeRuntime][]famChunk
+	headers map[int]gzchunk.Chunk // by family index
+	names   map[int]string
+}
+
+// famChunk is a node's lines of a family (of one series, for a histogram),
+// and the hash of the series they encode.
 type famChunk struct {
 	fam   int
 	sum   uint64
@@ -193,21 +205,27 @@ type famChunk struct {
 	chunk gzchunk.Chunk
 }
 
-// prepare empties the cache unless it is of format and clusters.
+// prepare sets the cache for format and clusters, emptied when the
+// configuration changed.
 func (c *encodedCache) prepare(format expfmt.Format, clusters []*clusterSeries) {
-	same := c.nodes != nil && c.format == format && len(c.series) == len(clusters) &&
-		(len(clusters) == 0 || &c.series[0] == &clusters[0])
-	if same {
-		return
-	}
-	c.format, c.series = format, clusters
-	c.nodes = map[*poller.NodeRuntime][]famChunk{}
-	c.headers, c.names = map[int]gzchunk.Chunk{}, map[int]string{}
-	c.seed = maphash.MakeSeed()
-	c.hash.SetSeed(c.seed)
 	if c.comp == nil {
 		c.comp, c.node = gzchunk.NewCompressor(), &familySink{}
+		c.seed = maphash.MakeSeed()
+		c.hash.SetSeed(c.seed)
 	}
+	if len(c.series) != len(clusters) || len(clusters) > 0 && &c.series[0] != &clusters[0] {
+		c.series, c.formats = clusters, nil
+	}
+	for i, fc := range c.formats {
+		if fc.format == format {
+			c.cur = fc
+			c.formats = append(append([]*formatCache{fc}, c.formats[:i]...), c.formats[i+1:]...)
+			return
+		}
+	}
+	c.cur = &formatCache{format: format, nodes: map[*poller.NodeRuntime][]famChunk{},
+		headers: map[int]gzchunk.Chunk{}, names: map[int]string{}}
+	c.formats = append([]*formatCache{c.cur}, c.formats[:min(len(c.formats), maxFormats-1)]...)
 }
 
 // encodingSink writes a node's series into the cache's node sink, encoded
@@ -244,7 +262,7 @@ func (s *encodingSink) endNode(ns nodeSeries) {
 // histogram family is kept series by series: a node's histograms are most
 // of its text, and a new event changes the histogram of its type only.
 func (c *encodedCache) encodeNode(n *poller.NodeRuntime, f *familySink) {
-	old := c.nodes[n]
+	old := c.cur.nodes[n]
 	out := make([]famChunk, 0, len(old))
 	for fam, mf := range f.fams {
 		if mf == nil || len(mf.Metric) == 0 {
@@ -262,7 +280,7 @@ func (c *encodedCache) encodeNode(n *poller.NodeRuntime, f *familySink) {
 		}
 		one.Metric[0] = nil
 	}
-	c.nodes[n] = out
+	c.cur.nodes[n] = out
 }
 
 // keep appends to out the chunk of mf's series: old's when one of family
@@ -294,7 +312,7 @@ func (c *encodedCache) keep(out, old []famChunk, fam int, mf *dto.MetricFamily) 
 // keeps the family's header lines at its first encoding.
 func (c *encodedCache) encode(fam int, mf *dto.MetricFamily) (gzchunk.Chunk, bool) {
 	c.text.Reset()
-	if err := expfmt.NewEncoder(&c.text, c.format).Encode(mf); err != nil {
+	if err := expfmt.NewEncoder(&c.text, c.cur.format).Encode(mf); err != nil {
 		// Not expected: the series are valid by construction (series.go).
 		level.Error(c.logger).Log("msg", "cannot encode a family", "family", mf.GetName(), "err", err)
 		return gzchunk.Chunk{}, false
@@ -309,8 +327,8 @@ func (c *encodedCache) encode(fam int, mf *dto.MetricFamily) (gzchunk.Chunk, boo
 		}
 		end += i + 1
 	}
-	if _, ok := c.headers[fam]; !ok {
-		c.headers[fam], c.names[fam] = gzchunk.Stored(b[:end]), mf.GetName()
+	if _, ok := c.cur.headers[fam]; !ok {
+		c.cur.headers[fam], c.cur.names[fam] = gzchunk.Stored(b[:end]), mf.GetName()
 	}
 	if lines := b[end:]; len(lines) < compressAtOnce {
 		return gzchunk.Stored(lines), true

@@ -18,7 +18,8 @@ import (
 
 // The encoded answer, decompressed, is byte for byte what promhttp writes
 // for the families of the same poll (familySink's, joined with families
-// gathered elsewhere), in both text formats, scrape after scrape: lines
+// gathered elsewhere), in both text formats (and in turns, as two servers
+// of different lines ask), scrape after scrape: lines
 // reused from the scrape before, compressed after a few, encoded anew when
 // their series changed. Only the sub-collectors' durations, timed at each
 // emission, are set to 0 on both sides.
@@ -26,13 +27,15 @@ func TestEncodedIsWhatPromhttpWrites(t *testing.T) {
 	others := []*dto.MetricFamily{ // named to sort before, among and after the nodes' families
 		gaugeFamily("aaa_first", 1), gaugeFamily("indexima_exporter_build_info", 1), gaugeFamily("zzz_last", 3),
 	}
-	for _, format := range []expfmt.Format{expfmt.NewFormat(expfmt.TypeTextPlain), expfmt.NewFormat(expfmt.TypeOpenMetrics)} {
+	text, om := expfmt.NewFormat(expfmt.TypeTextPlain), expfmt.NewFormat(expfmt.TypeOpenMetrics)
+	for name, formats := range map[string][]expfmt.Format{"text": {text}, "openmetrics": {om}, "both-in-turns": {text, om}} {
 		for _, named := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%d/cluster-label=%v", format.FormatType(), named), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/cluster-label=%v", name, named), func(t *testing.T) {
 				comp := gzchunk.NewCompressor()
 				var s familySink
 				reused := 0
 				scenario(t, named, 12, func(e *env, step int, clusters []*clusterSeries, results []poller.Result) {
+					format := formats[step%len(formats)]
 					s.reset()
 					e.exp.emit(&s, clusters, results)
 					fams := append(append([]*dto.MetricFamily(nil), s.gathered()...), others...)

@@ -152,6 +152,15 @@ func TestOpenMetricsWhenAsked(t *testing.T) {
 			if len(want) == 0 || want[`indexima_events_total{event="NODE_DOWN",node="a"}`] != 1 {
 				t.Fatalf("text exposition without the counted report:\n%s", text)
 			}
+			// Text with gzip: /metrics answers from the encoded lines
+			// (collector.ScrapeEncoded), the rest through promhttp.
+			ct, gz := scrape(t, url, "", "gzip")
+			if !strings.HasPrefix(ct, "text/plain; version=0.0.4") || strings.Contains(gz, "# EOF") {
+				t.Errorf("no Accept header, gzip: Content-Type %q, want text 0.0.4 without # EOF", ct)
+			}
+			if got := nodeSamples(t, gz); len(got) != len(want) || got[`indexima_events_total{event="NODE_DOWN",node="a"}`] != 1 {
+				t.Errorf("text with gzip: %d node samples, %d without gzip; NODE_DOWN %v", len(got), len(want), got[`indexima_events_total{event="NODE_DOWN",node="a"}`])
+			}
 			for _, c := range []struct{ accept, encoding string }{
 				{acceptOpenMetrics1, ""},
 				{acceptOpenMetrics1, "gzip"},
