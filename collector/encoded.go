@@ -47,7 +47,7 @@ import (
 // without gzip, /probe and Collect go through the families or a registry.
 
 // EncodedFamily is a family of the nodes' series, encoded: its header
-// lines (HELP, TYPE), then each node's lines, each compressed apart.
+// lines (HELP, TYPE), then each node's lines, each a piece of its own.
 type EncodedFamily struct {
 	Name   string
 	Chunks []gzchunk.Chunk // the header's first

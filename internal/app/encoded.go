@@ -17,10 +17,10 @@ import (
 // encodedMetrics serves /metrics from the nodes' encoded families
 // (collector.ScrapeEncoded) when the scraper asks for a text format with
 // gzip and no name[] filter, which is what Prometheus asks: the nodes'
-// lines that did not change since the scrape before go out as the
-// compressed bytes kept from it. The answer is what promhttp writes for
-// the same families (TestEncodedAnswerIsWhatPromhttpWrites); any other
-// request goes to promhttp.
+// lines that did not change since the scrape before go out as the bytes
+// kept from it. The answer is what promhttp writes for the same families
+// (collector's TestEncodedIsWhatPromhttpWrites; over HTTP,
+// TestOpenMetricsWhenAsked); any other request goes to promhttp.
 type encodedMetrics struct {
 	exporter *collector.Exporter
 	// before and after are gathered around the scrape, as inOrder does:
