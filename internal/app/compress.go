@@ -26,26 +26,34 @@ func fastGzip(h http.Handler) http.Handler {
 	})
 }
 
-// gzipWriters keeps idle gzip writers for the next answers. Not a
-// sync.Pool: a pool is emptied at each garbage collection, and one follows
-// most /metrics scrapes (gc.go), so nearly every answer made a new
-// compressor (hundreds of KiB, zeroed). A few are kept instead: about as
-// many as answers are written at once.
-var gzipWriters = make(chan *gzip.Writer, 4)
+// gzipWriters keeps idle gzip writers for the next answers: about as many
+// as answers are written at once.
+var gzipWriters = freeList[*gzip.Writer]{ch: make(chan *gzip.Writer, 4), make: func() *gzip.Writer {
+	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // the level is valid: no error
+	return w
+}}
 
-func getGzipWriter() *gzip.Writer {
+// freeList keeps up to cap(ch) idle values for reuse. Not a sync.Pool: a
+// pool is emptied at each garbage collection, and one follows most
+// /metrics scrapes (gc.go), so nearly every answer made a new compressor
+// (hundreds of KiB, zeroed).
+type freeList[T any] struct {
+	ch   chan T
+	make func() T
+}
+
+func (f freeList[T]) get() T {
 	select {
-	case w := <-gzipWriters:
-		return w
+	case v := <-f.ch:
+		return v
 	default:
-		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // the level is valid: no error
-		return w
+		return f.make()
 	}
 }
 
-func putGzipWriter(w *gzip.Writer) {
+func (f freeList[T]) put(v T) {
 	select {
-	case gzipWriters <- w:
+	case f.ch <- v:
 	default: // enough kept
 	}
 }
@@ -67,7 +75,7 @@ func (g *gzipResponseWriter) WriteHeader(code int) {
 	if code == http.StatusOK && h.Get("Content-Encoding") == "" {
 		h.Set("Content-Encoding", "gzip")
 		h.Del("Content-Length")
-		g.gz = getGzipWriter()
+		g.gz = gzipWriters.get()
 		g.gz.Reset(g.ResponseWriter)
 	}
 	g.ResponseWriter.WriteHeader(code)
@@ -90,7 +98,7 @@ func (g *gzipResponseWriter) finish() {
 	}
 	g.gz.Close()
 	g.gz.Reset(nil)
-	putGzipWriter(g.gz)
+	gzipWriters.put(g.gz)
 	g.gz = nil
 }
 

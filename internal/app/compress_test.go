@@ -148,11 +148,11 @@ func TestFastGzipEmptyAnswerStaysPlain(t *testing.T) {
 // garbage collection (which empties a sync.Pool): a compressor is hundreds
 // of KiB to allocate and zero, and a collection follows most scrapes.
 func TestGzipWritersOutliveACollection(t *testing.T) {
-	w := getGzipWriter()
-	putGzipWriter(w)
+	w := gzipWriters.get()
+	gzipWriters.put(w)
 	runtime.GC()
 	runtime.GC()
-	if got := getGzipWriter(); got != w {
+	if got := gzipWriters.get(); got != w {
 		t.Fatal("the writer given back was not handed out again after a collection")
 	}
 }

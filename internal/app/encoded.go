@@ -60,8 +60,8 @@ func (m *encodedMetrics) serve(ctx context.Context, w http.ResponseWriter, forma
 	h.Add("Vary", "Accept")
 	h.Set("Content-Type", string(format))
 	h.Set("Content-Encoding", "gzip") // before the status: fastGzip leaves the body alone
-	comp := getCompressor()
-	defer putCompressor(comp)
+	comp := compressors.get()
+	defer compressors.put(comp)
 	if err := collector.WriteEncoded(w, format, enc, others, comp); err != nil {
 		// A scraper gone away, or a family not encoded (the rest is served).
 		level.Error(m.logger).Log("msg", "error serving metrics", "err", err)
@@ -69,21 +69,5 @@ func (m *encodedMetrics) serve(ctx context.Context, w http.ResponseWriter, forma
 }
 
 // compressors keeps idle gzchunk compressors (a flate writer each, hundreds
-// of KiB) for the next answers, as gzipWriters does.
-var compressors = make(chan *gzchunk.Compressor, 2)
-
-func getCompressor() *gzchunk.Compressor {
-	select {
-	case c := <-compressors:
-		return c
-	default:
-		return gzchunk.NewCompressor()
-	}
-}
-
-func putCompressor(c *gzchunk.Compressor) {
-	select {
-	case compressors <- c:
-	default:
-	}
-}
+// of KiB) for the next answers.
+var compressors = freeList[*gzchunk.Compressor]{ch: make(chan *gzchunk.Compressor, 2), make: gzchunk.NewCompressor}
