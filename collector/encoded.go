@@ -76,13 +76,7 @@ func Encodable(format expfmt.Format) bool {
 // poll together (shared polls) and encode one after the other.
 func (e *Exporter) ScrapeEncoded(ctx context.Context, format expfmt.Format) Encoded {
 	clusters := e.seriesOf(e.p.Current())
-	var nodes []*poller.NodeRuntime
-	for _, c := range clusters {
-		for _, ns := range c.nodes {
-			nodes = append(nodes, ns.n)
-		}
-	}
-	return e.encode(format, clusters, e.p.Poll(ctx, nodes, e.want))
+	return e.encode(format, clusters, e.poll(ctx, clusters))
 }
 
 // encode emits the nodes of clusters from results (as emit) and returns

@@ -95,15 +95,8 @@ func scenario(t *testing.T, named bool, steps int, check func(e *env, step int, 
 			e.sim.SetNodeFault(e.nodes[2], simulator.Fault{Body: simulator.BodyMalformedJSON, Count: 1})
 		}
 		e.advance(r, 10*time.Second, 40*time.Second)
-		x := e.exp
-		clusters := x.seriesOf(x.p.Current())
-		var nodes []*poller.NodeRuntime
-		for _, c := range clusters {
-			for _, ns := range c.nodes {
-				nodes = append(nodes, ns.n)
-			}
-		}
-		check(e, step, clusters, x.p.Poll(context.Background(), nodes, x.want))
+		clusters := e.exp.seriesOf(e.p.Current())
+		check(e, step, clusters, e.exp.poll(context.Background(), clusters))
 	}
 }
 

@@ -14,13 +14,19 @@ import (
 // enabled sub-collector, from what the polls committed. A node whose poll
 // the deadline cut is down for this scrape; the others are served on time.
 func (e *Exporter) collect(ctx context.Context, out sink, clusters []*clusterSeries) {
+	e.emit(out, clusters, e.poll(ctx, clusters))
+}
+
+// poll polls every node of clusters within ctx's deadline and returns
+// their results in order.
+func (e *Exporter) poll(ctx context.Context, clusters []*clusterSeries) []poller.Result {
 	var nodes []*poller.NodeRuntime
 	for _, c := range clusters {
 		for _, ns := range c.nodes {
 			nodes = append(nodes, ns.n)
 		}
 	}
-	e.emit(out, clusters, e.p.Poll(ctx, nodes, e.want))
+	return e.p.Poll(ctx, nodes, e.want)
 }
 
 // emit sends to out the series of the nodes of clusters, from what their

@@ -49,9 +49,6 @@ func (c *Compressor) Compact(ch Chunk) Chunk {
 // Len is the length of the text of c.
 func (c Chunk) Len() int { return int(c.n) }
 
-// CompressedLen is the length of c's compressed bytes.
-func (c Chunk) CompressedLen() int { return len(c.z) }
-
 // Compressor makes Chunks. It is not safe for concurrent use.
 type Compressor struct {
 	fw  *flate.Writer
