@@ -30,6 +30,11 @@ type Config struct {
 	LoginBackoff    time.Duration // default 1s
 	MaxLoginBackoff time.Duration // default 5m
 
+	// KeptConns bounds the connections kept open to the console between
+	// calls; default DefaultKeptConns. The exporter keeps one per node it
+	// polls at once (--scrape.concurrency).
+	KeptConns int
+
 	Observer  Observer   // may be nil
 	Logger    log.Logger // may be nil
 	UserAgent string

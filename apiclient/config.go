@@ -11,6 +11,7 @@ import (
 // Defaults applied by New to zero fields.
 const (
 	DefaultTimeout         = 10 * time.Second
+	DefaultKeptConns       = 256
 	DefaultMaxBodyBytes    = 64 << 20
 	DefaultLoginBackoff    = time.Second
 	DefaultMaxLoginBackoff = 5 * time.Minute
@@ -48,6 +49,12 @@ func (cfg Config) withDefaults() (Config, error) {
 		if d < 0 {
 			return cfg, fmt.Errorf("apiclient: the %s is negative (%s)", name, d)
 		}
+	}
+	if cfg.KeptConns < 0 {
+		return cfg, fmt.Errorf("apiclient: the kept connections are negative (%d)", cfg.KeptConns)
+	}
+	if cfg.KeptConns == 0 {
+		cfg.KeptConns = DefaultKeptConns
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return cfg, fmt.Errorf("apiclient: the max body bytes is negative (%d)", cfg.MaxBodyBytes)

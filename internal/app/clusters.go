@@ -16,6 +16,9 @@ import (
 type clientBuilder struct {
 	observer apiclient.Observer
 	logger   log.Logger
+	// concurrency is --scrape.concurrency: as many connections are kept
+	// to each console, one per node polled at once.
+	concurrency int
 }
 
 func (b clientBuilder) build(cfg *config.Config) ([]poller.Cluster, error) {
@@ -34,6 +37,7 @@ func (b clientBuilder) build(cfg *config.Config) ([]poller.Cluster, error) {
 			Observer:  b.observer,
 			Logger:    logger,
 			UserAgent: Name + "/" + version.Version,
+			KeptConns: b.concurrency,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", consoleField(c.Name), err)

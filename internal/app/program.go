@@ -85,7 +85,8 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	// (inOrder gathers in order), so a scrape shows the calls it made
 	// itself; in the same registry they would be read while the polls run.
 	apiReg := prometheus.NewRegistry()
-	builder := clientBuilder{observer: collector.NewAPIObserver(apiReg), logger: log.With(logger, "component", "apiclient")}
+	builder := clientBuilder{observer: collector.NewAPIObserver(apiReg), logger: log.With(logger, "component", "apiclient"),
+		concurrency: o.concurrency}
 
 	source := func() (*config.Config, error) { return config.Load(o.configFile) }
 	build := builder.fileBuilder(o.configFile)

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,7 @@ func run(args []string) int {
 	latencyScrapes := fs.Int("latency-scrapes", 5, "scrapes of the latency phase (negative: none)")
 	nodeScrapes := fs.Int("node-scrapes", 4000, "node-scrapes of the steady-state phase (scrapes = this / N, at least 10)")
 	interval := fs.Duration("interval", 30*time.Second, "simulated time between steady-state scrapes")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the harness itself (the simulated consoles) to this file")
 	rate := fs.Float64("rate", 0.05, "events per node per simulated second")
 	day := fs.Bool("day", true, "run a simulated day for the largest N and report its resident memory")
 	daySteps := fs.Int("day-steps", 96, "scrapes of the simulated day")
@@ -157,6 +159,19 @@ func run(args []string) int {
 			fmt.Fprintf(os.Stderr, "loadharness: %v\n", err)
 			return 1
 		}
+	}
+	if *cpuProfile != "" {
+		// The consoles run in this process, on the exporter's cores: what
+		// they cost is CPU the exporter's scrapes wait for.
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadharness: -cpuprofile: %v\n", err)
+			return 1
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	start := time.Now()
 	if *compare != "" {

@@ -1,0 +1,344 @@
+package apiclient
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// directTransport sends HTTP/1.1 requests to the console on the caller's
+// goroutine, over connections it keeps between scrapes.
+//
+// Why not net/http's Transport for every call: it runs two goroutines per
+// connection (one reading, one writing) and hands each request and answer
+// between them and the caller over channels. On a large fleet nearly every
+// poll is two calls answering a few bytes, and those hand-offs were a third
+// of a poll's CPU (docs/performance.md, "Large fleets"); the two goroutines
+// and their buffers were also most of what a kept connection costs, which
+// bounded how many nodes could be polled at once. Here an idle connection
+// is its socket alone, and a call is a write and a read on it.
+//
+// What it does not do goes to fallback, net/http's Transport: requests
+// through a proxy (HTTP_PROXY and friends), and schemes other than http and
+// https. It speaks HTTP/1.1 only (TLS offers only http/1.1 in ALPN).
+type directTransport struct {
+	fallback *http.Transport
+	proxy    func(*http.Request) (*url.URL, error)
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	tls      *tls.Config // nil: no https
+	// maxIdle bounds the connections kept per console address; idleTimeout
+	// closes those idle longer (a console or a load balancer in front of
+	// it closes them sooner or later anyway).
+	maxIdle     int
+	idleTimeout time.Duration
+	now         func() time.Time
+
+	mu   sync.Mutex
+	idle map[string][]*directConn // by scheme and address; newest last
+}
+
+// directConn is one kept connection.
+type directConn struct {
+	conn      net.Conn // the TLS connection for https
+	raw       net.Conn // the TCP connection beneath, to tell a closed idle one
+	key       string
+	idleSince time.Time
+	reused    bool
+}
+
+// readerPool holds the bufio.Readers of the calls under way: an idle
+// connection keeps none (a response is read whole before its connection
+// goes back, so nothing is left buffered). They are small: they hold an
+// answer's head, and its body is read through the body's own buffer.
+var (
+	readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<10) }}
+	writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<10) }}
+)
+
+// aLongTimeAgo is a deadline in the past: it makes a blocked read or write
+// return at once (how a call is cancelled).
+var aLongTimeAgo = time.Unix(1, 0)
+
+func (t *directTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.handles(req) {
+		return t.fallback.RoundTrip(req)
+	}
+	key := req.URL.Scheme + "://" + canonicalAddr(req)
+	for attempt := 0; ; attempt++ {
+		dc, err := t.conn(req.Context(), req, key)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		resp, err := t.exchange(req, dc)
+		if err == nil {
+			return resp, nil
+		}
+		// A kept connection the console closed while it was idle fails
+		// before any byte of an answer: the request never reached the
+		// console, and is sent again once on a new connection (as net/http
+		// does), when it can be.
+		var ne *notAnswered
+		if attempt == 0 && dc.reused && errors.As(err, &ne) && replayable(req) && req.Context().Err() == nil {
+			continue
+		}
+		closeBody(req)
+		return nil, err
+	}
+}
+
+// handles tells the requests this transport takes: plain http and https
+// with no proxy in between.
+func (t *directTransport) handles(req *http.Request) bool {
+	switch req.URL.Scheme {
+	case "http":
+	case "https":
+		if t.tls == nil {
+			return false
+		}
+	default:
+		return false
+	}
+	if t.proxy != nil {
+		if p, err := t.proxy(req); err != nil || p != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// replayable: a request that can be sent again as it is.
+func replayable(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	}
+	return false
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// canonicalAddr is the request's host and port, the port defaulted by scheme.
+func canonicalAddr(req *http.Request) string {
+	host, port := req.URL.Hostname(), req.URL.Port()
+	if port == "" {
+		port = "80"
+		if req.URL.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// conn returns a kept connection to key that is still open, or a new one.
+func (t *directTransport) conn(ctx context.Context, req *http.Request, key string) (*directConn, error) {
+	now := t.now()
+	for {
+		dc := t.takeIdle(key)
+		if dc == nil {
+			break
+		}
+		if now.Sub(dc.idleSince) <= t.idleTimeout && stillOpen(dc.raw) {
+			dc.reused = true
+			return dc, nil
+		}
+		_ = dc.conn.Close()
+	}
+	return t.dialConn(ctx, req, key)
+}
+
+func (t *directTransport) takeIdle(key string) *directConn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	list := t.idle[key]
+	if len(list) == 0 {
+		return nil
+	}
+	dc := list[len(list)-1]
+	list[len(list)-1] = nil
+	t.idle[key] = list[:len(list)-1]
+	return dc
+}
+
+// putIdle keeps dc for the next call, unless maxIdle are kept already.
+func (t *directTransport) putIdle(dc *directConn) {
+	dc.idleSince = t.now()
+	t.mu.Lock()
+	list := t.idle[dc.key]
+	if len(list) < t.maxIdle {
+		if t.idle == nil {
+			t.idle = make(map[string][]*directConn)
+		}
+		t.idle[dc.key] = append(list, dc)
+		dc = nil
+	}
+	t.mu.Unlock()
+	if dc != nil {
+		_ = dc.conn.Close()
+	}
+}
+
+// CloseIdleConnections closes the kept connections, and net/http's.
+func (t *directTransport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = nil
+	t.mu.Unlock()
+	for _, list := range idle {
+		for _, dc := range list {
+			_ = dc.conn.Close()
+		}
+	}
+	t.fallback.CloseIdleConnections()
+}
+
+func (t *directTransport) dialConn(ctx context.Context, req *http.Request, key string) (*directConn, error) {
+	addr := canonicalAddr(req)
+	raw, err := t.dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	dc := &directConn{conn: raw, raw: raw, key: key}
+	if req.URL.Scheme == "https" {
+		cfg := t.tls.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = req.URL.Hostname()
+		}
+		cfg.NextProtos = []string{"http/1.1"}
+		tc := tls.Client(raw, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = raw.Close()
+			return nil, err
+		}
+		dc.conn = tc
+	}
+	return dc, nil
+}
+
+// notAnswered is an error met before any byte of the answer was read.
+type notAnswered struct{ err error }
+
+func (e *notAnswered) Error() string { return e.err.Error() }
+func (e *notAnswered) Unwrap() error { return e.err }
+
+// exchange writes req on dc and reads the answer's head; the body is read
+// by the caller, and dc goes back to the kept ones when it was read whole.
+func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Response, error) {
+	ctx := req.Context()
+	// The context's end (its deadline included) cuts the exchange, so
+	// that the error is the context's when it ends (not a socket deadline
+	// that may fire first).
+	stop := context.AfterFunc(ctx, func() { _ = dc.conn.SetDeadline(aLongTimeAgo) })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		_ = dc.conn.Close()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// Name the cause, as net/http does, rather than a deadline
+			// error of the socket.
+			return nil, ctxErr
+		}
+		return nil, err
+	}
+
+	w := writerPool.Get().(*bufio.Writer)
+	w.Reset(dc.conn)
+	err := req.Write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	w.Reset(nil)
+	writerPool.Put(w)
+	if err != nil {
+		return fail(&notAnswered{err})
+	}
+	if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+
+	r := readerPool.Get().(*bufio.Reader)
+	r.Reset(dc.conn)
+	var resp *http.Response
+	if _, err = r.Peek(1); err != nil {
+		// Closed (or reset) before the first byte of the answer.
+		r.Reset(nil)
+		readerPool.Put(r)
+		return fail(&notAnswered{err})
+	}
+	for {
+		resp, err = http.ReadResponse(r, req)
+		if err != nil {
+			break
+		}
+		// An interim answer (100 Continue, 103 Early Hints) precedes the
+		// final one.
+		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+	}
+	if err != nil {
+		r.Reset(nil)
+		readerPool.Put(r)
+		return fail(err)
+	}
+	resp.Body = &directBody{rc: resp.Body, t: t, dc: dc, r: r, stop: stop,
+		keep: !resp.Close && resp.ProtoAtLeast(1, 1) && resp.StatusCode != http.StatusSwitchingProtocols}
+	return resp, nil
+}
+
+// directBody is an answer's body: read whole and closed, its connection is
+// kept; closed before its end, the connection is closed (the rest of the
+// answer would be read by the next call).
+type directBody struct {
+	rc   io.ReadCloser
+	t    *directTransport
+	dc   *directConn
+	r    *bufio.Reader
+	stop func() bool
+	keep bool // the console keeps the connection open after this answer
+	eof  bool
+	done bool
+}
+
+func (b *directBody) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, errors.New("read on a closed body")
+	}
+	n, err := b.rc.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+func (b *directBody) Close() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	timely := b.stop()
+	keep := b.keep && b.eof && timely && b.r.Buffered() == 0 && b.dc.conn.SetDeadline(time.Time{}) == nil
+	if !keep {
+		// Closed first: the body's Close would otherwise read the rest
+		// of the answer, however long, to find its end.
+		_ = b.dc.conn.Close()
+	}
+	_ = b.rc.Close()
+	b.r.Reset(nil)
+	readerPool.Put(b.r)
+	if keep {
+		b.t.putIdle(b.dc)
+	}
+	return nil
+}
