@@ -9,19 +9,19 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/gzchunk"
 	"github.com/indexima-exporter/indexima_exporter/poller"
-	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 // The encoded exposition of /metrics, for the text formats asked with gzip
@@ -72,35 +72,109 @@ func Encodable(format expfmt.Format) bool {
 }
 
 // ScrapeEncoded polls every node within ctx's deadline, as Scrape does,
-// and returns the scrape encoded in format (Encodable). Concurrent scrapes
-// poll together (shared polls) and encode one after the other.
+// and returns the scrape encoded in format (Encodable). Each node is
+// encoded as soon as its poll ends, while the others are polled, so that
+// a large fleet's scrape does not end with every node encoded one after
+// the other. A scrape that meets another encoding (two Prometheus
+// servers) polls with it (shared polls) and encodes after it.
 func (e *Exporter) ScrapeEncoded(ctx context.Context, format expfmt.Format) Encoded {
+	enc, _ := e.scrapeEncoded(ctx, format)
+	return enc
+}
+
+// scrapeEncoded is ScrapeEncoded, also returning the polls' results.
+func (e *Exporter) scrapeEncoded(ctx context.Context, format expfmt.Format) (Encoded, []poller.Result) {
 	clusters := e.seriesOf(e.p.Current())
-	return e.encode(format, clusters, e.poll(ctx, clusters))
+	c := &e.encoded
+	if !c.mu.TryLock() {
+		results := e.poll(ctx, clusters, nil)
+		return e.encode(format, clusters, results), results
+	}
+	defer c.mu.Unlock()
+	se := c.begin(e, format, clusters)
+	results := e.poll(ctx, clusters, se.node)
+	return se.finish(results), results
 }
 
 // encode emits the nodes of clusters from results (as emit) and returns
-// them encoded in format.
+// them encoded in format, the nodes encoded concurrently.
 func (e *Exporter) encode(format expfmt.Format, clusters []*clusterSeries, results []poller.Result) Encoded {
 	c := &e.encoded
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	se := c.begin(e, format, clusters)
+	var wg sync.WaitGroup
+	for i, res := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			se.node(i, res)
+		}()
+	}
+	wg.Wait()
+	return se.finish(results)
+}
+
+// scrapeEncoding is one scrape being encoded; its node method may be
+// called concurrently, for different nodes.
+type scrapeEncoding struct {
+	e        *Exporter
+	c        *encodedCache
+	clusters []*clusterSeries
+	nodes    []nodeAt     // every node of clusters, in order
+	chunks   [][]famChunk // by node: its encoded families
+	window   time.Duration
+	stats    *subStats
+}
+
+// nodeAt is a node and the descriptors of its cluster.
+type nodeAt struct {
+	d  *descs
+	ns nodeSeries
+}
+
+// begin starts encoding a scrape of clusters in format; c.mu is held.
+func (c *encodedCache) begin(e *Exporter, format expfmt.Format, clusters []*clusterSeries) *scrapeEncoding {
 	c.logger = e.logger
 	c.prepare(format, clusters)
-	s := &encodingSink{c: c, node: c.node}
-	e.emit(s, clusters, results)
-	out := Encoded{Scrape: s.scrape.gathered()}
-	byFam := map[int]*EncodedFamily{}
+	se := &scrapeEncoding{e: e, c: c, clusters: clusters, window: e.p.LateWindow(), stats: newSubStats(len(e.subs))}
 	for _, cs := range clusters {
 		for _, ns := range cs.nodes {
-			for _, fc := range c.cur.nodes[ns.n] {
-				ef := byFam[fc.fam]
-				if ef == nil {
-					ef = &EncodedFamily{Name: c.cur.names[fc.fam], Chunks: []gzchunk.Chunk{c.cur.headers[fc.fam]}}
-					byFam[fc.fam] = ef
-				}
-				ef.Chunks = append(ef.Chunks, fc.chunk)
+			se.nodes = append(se.nodes, nodeAt{d: cs.d, ns: ns})
+		}
+	}
+	se.chunks = make([][]famChunk, len(se.nodes))
+	return se
+}
+
+// node emits node i's series from its result and encodes them, with one
+// of the cache's encoders (it waits for one to be free).
+func (se *scrapeEncoding) node(i int, res poller.Result) {
+	w := <-se.c.encoders
+	defer func() { se.c.encoders <- w }()
+	n := se.nodes[i]
+	se.e.emitNode(&w.node, &w.keys, n.d, n.ns, res, se.window, se.stats)
+	se.chunks[i] = se.c.encodeNode(w, se.c.cur.nodes[n.ns.n])
+	w.node.reset()
+}
+
+// finish keeps the nodes' encoded families for the next scrape and returns
+// the scrape's encoding, with the scrape's gauges from results.
+func (se *scrapeEncoding) finish(results []poller.Result) Encoded {
+	var scrape familySink
+	se.e.emitScrape(&scrape, se.clusters, results, se.stats)
+	out := Encoded{Scrape: scrape.gathered()}
+	cur := se.c.cur
+	byFam := map[int]*EncodedFamily{}
+	for i, n := range se.nodes {
+		cur.nodes[n.ns.n] = se.chunks[i]
+		for _, fc := range se.chunks[i] {
+			ef := byFam[fc.fam]
+			if ef == nil {
+				ef = &EncodedFamily{Name: cur.names[fc.fam], Chunks: []gzchunk.Chunk{cur.headers[fc.fam]}}
+				byFam[fc.fam] = ef
 			}
+			ef.Chunks = append(ef.Chunks, fc.chunk)
 		}
 	}
 	for _, ef := range byFam {
@@ -173,7 +247,15 @@ type encodedCache struct {
 	seed    maphash.Seed
 	logger  log.Logger
 
-	node *familySink      // a node's series, emptied after each node
+	// encoders are the scratch of the nodes being encoded: one per
+	// processor, since encoding is all CPU.
+	encoders chan *nodeEncoder
+}
+
+// nodeEncoder is the scratch of one node's encoding.
+type nodeEncoder struct {
+	node familySink       // the node's series, emptied after each node
+	keys []string         // sortedKeys' scratch
 	one  dto.MetricFamily // a family of one histogram series (encodeNode)
 	comp *gzchunk.Compressor
 	text bytes.Buffer
@@ -184,8 +266,10 @@ const maxFormats = 2
 
 // formatCache is the encoded lines of one format.
 type formatCache struct {
-	format  expfmt.Format
-	nodes   map[*poller.NodeRuntime][]famChunk
+	format expfmt.Format
+	nodes  map[*poller.NodeRuntime][]famChunk // written by scrapeEncoding.finish only
+
+	mu      sync.Mutex            // nodes are encoded concurrently
 	headers map[int]gzchunk.Chunk // by family index
 	names   map[int]string
 }
@@ -202,10 +286,15 @@ type famChunk struct {
 // prepare sets the cache for format and clusters, emptied when the
 // configuration changed.
 func (c *encodedCache) prepare(format expfmt.Format, clusters []*clusterSeries) {
-	if c.comp == nil {
-		c.comp, c.node = gzchunk.NewCompressor(), &familySink{}
+	if c.encoders == nil {
 		c.seed = maphash.MakeSeed()
-		c.hash.SetSeed(c.seed)
+		n := runtime.GOMAXPROCS(0)
+		c.encoders = make(chan *nodeEncoder, n)
+		for range n {
+			w := &nodeEncoder{}
+			w.hash.SetSeed(c.seed)
+			c.encoders <- w
+		}
 	}
 	if len(c.series) != len(clusters) || len(clusters) > 0 && &c.series[0] != &clusters[0] {
 		c.series, c.formats = clusters, nil
@@ -222,65 +311,36 @@ func (c *encodedCache) prepare(format expfmt.Format, clusters []*clusterSeries) 
 	c.formats = append([]*formatCache{c.cur}, c.formats[:min(len(c.formats), maxFormats-1)]...)
 }
 
-// encodingSink writes a node's series into the cache's node sink, encoded
-// at the node's end; the scrape's gauges into families of their own.
-type encodingSink struct {
-	c      *encodedCache
-	node   *familySink
-	scrape familySink
-}
-
-func (s *encodingSink) gauge(d *seriesDesc, node []*dto.LabelPair, extra string, value float64) {
-	s.node.gauge(d, node, extra, value)
-}
-
-func (s *encodingSink) counter(d *seriesDesc, node []*dto.LabelPair, extra string, value float64, created *timestamppb.Timestamp) {
-	s.node.counter(d, node, extra, value, created)
-}
-
-func (s *encodingSink) histogram(d *seriesDesc, node []*dto.LabelPair, extra string, h *tracker.Histogram, created *timestamppb.Timestamp) {
-	s.node.histogram(d, node, extra, h, created)
-}
-
-func (s *encodingSink) scrapeGauge(d *scrapeDesc, value float64, labelValues ...string) {
-	s.scrape.scrapeGauge(d, value, labelValues...)
-}
-
-func (s *encodingSink) endNode(ns nodeSeries) {
-	s.c.encodeNode(ns.n, s.node)
-	s.node.reset()
-}
-
-// encodeNode keeps the node's families of f, each reused from the scrape
-// before when its series hash the same, else encoded and compressed. A
-// histogram family is kept series by series: a node's histograms are most
-// of its text, and a new event changes the histogram of its type only.
-func (c *encodedCache) encodeNode(n *poller.NodeRuntime, f *familySink) {
-	old := c.cur.nodes[n]
+// encodeNode returns the node's families of w.node, each reused from old
+// (the node's at the scrape before) when its series hash the same, else
+// encoded and compressed. A histogram family is kept series by series: a
+// node's histograms are most of its text, and a new event changes the
+// histogram of its type only.
+func (c *encodedCache) encodeNode(w *nodeEncoder, old []famChunk) []famChunk {
 	out := make([]famChunk, 0, len(old))
-	for fam, mf := range f.fams {
+	for fam, mf := range w.node.fams {
 		if mf == nil || len(mf.Metric) == 0 {
 			continue
 		}
 		if mf.GetType() != dto.MetricType_HISTOGRAM {
-			out = c.keep(out, old, fam, mf)
+			out = c.keep(w, out, old, fam, mf)
 			continue
 		}
-		one := &c.one
+		one := &w.one
 		one.Name, one.Help, one.Type = mf.Name, mf.Help, mf.Type
 		for _, m := range mf.Metric {
 			one.Metric = append(one.Metric[:0], m)
-			out = c.keep(out, old, fam, one)
+			out = c.keep(w, out, old, fam, one)
 		}
 		one.Metric[0] = nil
 	}
-	c.cur.nodes[n] = out
+	return out
 }
 
 // keep appends to out the chunk of mf's series: old's when one of family
 // fam hashes the same, else mf encoded.
-func (c *encodedCache) keep(out, old []famChunk, fam int, mf *dto.MetricFamily) []famChunk {
-	sum := c.sum(mf)
+func (c *encodedCache) keep(w *nodeEncoder, out, old []famChunk, fam int, mf *dto.MetricFamily) []famChunk {
+	sum := w.sum(mf)
 	for _, fc := range old {
 		if fc.fam == fam && fc.sum == sum {
 			// The same for compactAfter scrapes: likely to stay, so worth
@@ -289,29 +349,38 @@ func (c *encodedCache) keep(out, old []famChunk, fam int, mf *dto.MetricFamily) 
 			// type) are never compressed.
 			if fc.seen < compactAfter {
 				if fc.seen++; fc.seen == compactAfter && fc.chunk.Len() >= minCompact {
-					fc.chunk = c.comp.Compact(fc.chunk)
+					fc.chunk = w.compressor().Compact(fc.chunk)
 				}
 			}
 			return append(out, fc)
 		}
 	}
-	chunk, ok := c.encode(fam, mf)
+	chunk, ok := c.encode(w, fam, mf)
 	if !ok {
 		return out
 	}
 	return append(out, famChunk{fam: fam, sum: sum, chunk: chunk})
 }
 
+// compressor returns w's compressor, made at its first use (a flate
+// writer is hundreds of KiB).
+func (w *nodeEncoder) compressor() *gzchunk.Compressor {
+	if w.comp == nil {
+		w.comp = gzchunk.NewCompressor()
+	}
+	return w.comp
+}
+
 // encode returns the compressed lines of mf in the cache's format, and
 // keeps the family's header lines at its first encoding.
-func (c *encodedCache) encode(fam int, mf *dto.MetricFamily) (gzchunk.Chunk, bool) {
-	c.text.Reset()
-	if err := expfmt.NewEncoder(&c.text, c.cur.format).Encode(mf); err != nil {
+func (c *encodedCache) encode(w *nodeEncoder, fam int, mf *dto.MetricFamily) (gzchunk.Chunk, bool) {
+	w.text.Reset()
+	if err := expfmt.NewEncoder(&w.text, c.cur.format).Encode(mf); err != nil {
 		// Not expected: the series are valid by construction (series.go).
 		level.Error(c.logger).Log("msg", "cannot encode a family", "family", mf.GetName(), "err", err)
 		return gzchunk.Chunk{}, false
 	}
-	b := c.text.Bytes()
+	b := w.text.Bytes()
 	end := 0 // of the header lines, which start with '#'
 	for end < len(b) && b[end] == '#' {
 		i := bytes.IndexByte(b[end:], '\n')
@@ -321,13 +390,16 @@ func (c *encodedCache) encode(fam int, mf *dto.MetricFamily) (gzchunk.Chunk, boo
 		}
 		end += i + 1
 	}
-	if _, ok := c.cur.headers[fam]; !ok {
-		c.cur.headers[fam], c.cur.names[fam] = gzchunk.Stored(b[:end]), mf.GetName()
+	cur := c.cur
+	cur.mu.Lock()
+	if _, ok := cur.headers[fam]; !ok {
+		cur.headers[fam], cur.names[fam] = gzchunk.Stored(b[:end]), mf.GetName()
 	}
+	cur.mu.Unlock()
 	if lines := b[end:]; len(lines) < compressAtOnce {
 		return gzchunk.Stored(lines), true
 	}
-	return c.comp.Compress(b[end:]), true
+	return w.compressor().Compress(b[end:]), true
 }
 
 // compressAtOnce is the length of text compressed as soon as it is encoded:
@@ -347,8 +419,8 @@ const compactAfter = 3
 // sum hashes what mf's series encode: their label values, values, created
 // timestamps and buckets (the label names and the family's header are the
 // family's, the same at every scrape).
-func (c *encodedCache) sum(mf *dto.MetricFamily) uint64 {
-	h := &c.hash
+func (w *nodeEncoder) sum(mf *dto.MetricFamily) uint64 {
+	h := &w.hash
 	h.Reset()
 	var b [8]byte
 	u64 := func(v uint64) {

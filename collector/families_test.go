@@ -34,7 +34,8 @@ func TestFamiliesAreWhatTheRegistryGathers(t *testing.T) {
 			// exposition reuses its node sink: what the values held then
 			// must not show through.
 			var s familySink
-			scenario(t, named, 8, func(e *env, step int, clusters []*clusterSeries, results []poller.Result) {
+			scenario(t, named, 8, func(e *env, step int) {
+				clusters, results := e.pollAll()
 				s.reset()
 				e.exp.emit(&s, clusters, results)
 				got := s.gathered()
@@ -66,9 +67,9 @@ func TestFamiliesAreWhatTheRegistryGathers(t *testing.T) {
 // each sub-collector on, one cluster (node label only) or two (named:
 // cluster label too), events of every type and of unknown types, NODE_DOWN
 // reports, label values past their bound, a node failing its calls
-// (failure reasons) and one never contacted. At each step it polls every
-// node once and hands the outcome to check.
-func scenario(t *testing.T, named bool, steps int, check func(e *env, step int, clusters []*clusterSeries, results []poller.Result)) {
+// (failure reasons) and one never contacted. At each step check polls
+// every node once (e.pollAll, or a scrape of its own).
+func scenario(t *testing.T, named bool, steps int, check func(e *env, step int)) {
 	e := newEnv(t, simulator.Config{Seed: 11, Rate: 4}, 4, testOptions{
 		Enabled:        map[string]bool{"columns": true},
 		MaxLabelValues: 2, MaxEventTypes: 2,
@@ -95,9 +96,15 @@ func scenario(t *testing.T, named bool, steps int, check func(e *env, step int, 
 			e.sim.SetNodeFault(e.nodes[2], simulator.Fault{Body: simulator.BodyMalformedJSON, Count: 1})
 		}
 		e.advance(r, 10*time.Second, 40*time.Second)
-		clusters := e.exp.seriesOf(e.p.Current())
-		check(e, step, clusters, e.exp.poll(context.Background(), clusters))
+		check(e, step)
 	}
+}
+
+// pollAll polls every node once and returns the configuration's clusters
+// and the results.
+func (e *env) pollAll() ([]*clusterSeries, []poller.Result) {
+	clusters := e.exp.seriesOf(e.p.Current())
+	return clusters, e.exp.poll(context.Background(), clusters, nil)
 }
 
 // compareFamilies fails unless got and want have the same families in the

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-kit/log/level"
@@ -14,34 +15,62 @@ import (
 // enabled sub-collector, from what the polls committed. A node whose poll
 // the deadline cut is down for this scrape; the others are served on time.
 func (e *Exporter) collect(ctx context.Context, out sink, clusters []*clusterSeries) {
-	e.emit(out, clusters, e.poll(ctx, clusters))
+	e.emit(out, clusters, e.poll(ctx, clusters, nil))
 }
 
 // poll polls every node of clusters within ctx's deadline and returns
-// their results in order.
-func (e *Exporter) poll(ctx context.Context, clusters []*clusterSeries) []poller.Result {
+// their results in order; done, when not nil, is called with each node's
+// index and result as soon as its poll ends (poller.PollEach).
+func (e *Exporter) poll(ctx context.Context, clusters []*clusterSeries, done func(int, poller.Result)) []poller.Result {
 	var nodes []*poller.NodeRuntime
 	for _, c := range clusters {
 		for _, ns := range c.nodes {
 			nodes = append(nodes, ns.n)
 		}
 	}
-	return e.p.Poll(ctx, nodes, e.want)
+	return e.p.PollEach(ctx, nodes, e.want, done)
 }
 
 // emit sends to out the series of the nodes of clusters, from what their
 // polls committed and results (this scrape's outcome of each node, in
-// order), node after node: a node's series all come before the next
-// node's (a sink may encode a node as soon as it ends: nodeEnder).
+// order), node after node, then the scrape's gauges. (The encoded
+// exposition emits each node apart: encoded.go.)
 func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Result) {
 	window := e.p.LateWindow()
 	var keys []string // sortedKeys' scratch, one scrape's
-	spent := make([]time.Duration, len(e.subs))
-	ok := make([]bool, len(e.subs))
-	for j := range ok {
-		ok[j] = true
+	stats := newSubStats(len(e.subs))
+	i := 0
+	for _, c := range clusters {
+		for _, ns := range c.nodes {
+			e.emitNode(out, &keys, c.d, ns, results[i], window, stats)
+			i++
+		}
 	}
-	ender, _ := out.(nodeEnder)
+	e.emitScrape(out, clusters, results, stats)
+}
+
+// emitNode sends to out the series of one node: the core series, and those
+// of every enabled sub-collector once the node has been contacted. keys is
+// sortedKeys' scratch (one per goroutine); stats may be shared.
+func (e *Exporter) emitNode(out sink, keys *[]string, d *descs, ns nodeSeries, res poller.Result, window time.Duration, stats *subStats) {
+	v := viewOf(out, keys, d, ns, res, window)
+	emitCore(v)
+	if !v.st.Contacted {
+		return
+	}
+	for j, sc := range e.subs {
+		start := time.Now()
+		if err := sc.c.update(v); err != nil {
+			stats.failed[j].Store(true)
+			level.Debug(e.logger).Log("msg", "collector incomplete for node", "collector", sc.name, "node", v.labels[len(v.labels)-1], "err", err)
+		}
+		stats.spent[j].Add(int64(time.Since(start)))
+	}
+}
+
+// emitScrape sends to out the gauges of the scrape as a whole: each
+// console's up, each sub-collector's duration and success.
+func (e *Exporter) emitScrape(out sink, clusters []*clusterSeries, results []poller.Result, stats *subStats) {
 	i := 0
 	for _, c := range clusters {
 		// The console is up for a scrape when it answered some call and
@@ -50,27 +79,11 @@ func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Re
 		// while the nodes are polled) is the console's failure for every
 		// node, and no node is taken for unreachable (the alerts' rule).
 		answered, refused := false, false
-		for _, ns := range c.nodes {
-			res := results[i]
-			i++
+		for _, res := range results[i : i+len(c.nodes)] {
 			answered = answered || res.ConsoleAnswered
 			refused = refused || res.Reason == poller.ReasonCredentials
-			v := viewOf(out, &keys, c.d, ns, res, window)
-			emitCore(v)
-			if v.st.Contacted {
-				for j, sc := range e.subs {
-					start := time.Now()
-					if err := sc.c.update(v); err != nil {
-						ok[j] = false
-						level.Debug(e.logger).Log("msg", "collector incomplete for node", "collector", sc.name, "node", v.labels[len(v.labels)-1], "err", err)
-					}
-					spent[j] += time.Since(start)
-				}
-			}
-			if ender != nil {
-				ender.endNode(ns)
-			}
 		}
+		i += len(c.nodes)
 		if len(c.nodes) > 0 {
 			var lv []string
 			if c.d.withCluster {
@@ -80,9 +93,20 @@ func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Re
 		}
 	}
 	for j, sc := range e.subs {
-		out.scrapeGauge(collectorDurationDesc, spent[j].Seconds(), sc.name)
-		out.scrapeGauge(collectorSuccessDesc, boolValue(ok[j]), sc.name)
+		out.scrapeGauge(collectorDurationDesc, time.Duration(stats.spent[j].Load()).Seconds(), sc.name)
+		out.scrapeGauge(collectorSuccessDesc, boolValue(!stats.failed[j].Load()), sc.name)
 	}
+}
+
+// subStats is what the sub-collectors spent and whether one failed, over a
+// scrape's nodes (which may be emitted concurrently).
+type subStats struct {
+	spent  []atomic.Int64 // nanoseconds
+	failed []atomic.Bool
+}
+
+func newSubStats(n int) *subStats {
+	return &subStats{spent: make([]atomic.Int64, n), failed: make([]atomic.Bool, n)}
 }
 
 // emitCore emits the series every configured node has: up, the duration of

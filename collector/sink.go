@@ -23,12 +23,6 @@ type sink interface {
 	scrapeGauge(d *scrapeDesc, value float64, labelValues ...string)
 }
 
-// nodeEnder is a sink told when every series of a node has been emitted
-// (emit sends a node's series together).
-type nodeEnder interface {
-	endNode(ns nodeSeries)
-}
-
 // chanSink sends each series to a collector's channel.
 type chanSink chan<- prometheus.Metric
 
