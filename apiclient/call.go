@@ -22,10 +22,6 @@ type request struct {
 	method   string
 	path     string // escaped, appended to the console URL
 	body     []byte // login only
-	// plain: do not ask for gzip. A count is a few bytes, which gzip makes
-	// longer and costs a decompressor's reset to read. (An answer
-	// compressed all the same is still read: openBody looks at the bytes.)
-	plain bool
 }
 
 func (rq *request) nodeLabel() string {
@@ -226,9 +222,10 @@ func isDecodeError(err error) bool {
 func (c *Client) setHeaders(req *http.Request, rq *request, token string) {
 	h := req.Header
 	h.Set("Accept", "application/json")
-	if !c.noGzip && !rq.plain {
-		// Set explicitly so that Go's transport does not decompress behind
-		// our back (the size limit must see the decompressed bytes).
+	if !c.noGzip {
+		// Every call, a count's too (a few bytes): the field notes require
+		// it of a client. Set explicitly so that no transport decompresses
+		// behind our back (the size limit must see the decompressed bytes).
 		h.Set("Accept-Encoding", "gzip")
 	}
 	h.Set("User-Agent", c.cfg.UserAgent)

@@ -111,7 +111,7 @@ func (c *Client) Columns(ctx context.Context, node Node, table string) (ColumnsI
 // (GET /api/monitor/get/event/count/:start/:end).
 func (c *Client) EventCount(ctx context.Context, node Node, start, end int64) (int64, error) {
 	var n int64
-	rq := &request{endpoint: EndpointEventCount, monitor: true, plain: true, node: node, method: http.MethodGet,
+	rq := &request{endpoint: EndpointEventCount, monitor: true, node: node, method: http.MethodGet,
 		path: "/api/monitor/get/event/count/" + strconv.FormatInt(start, 10) + "/" + strconv.FormatInt(end, 10)}
 	err := c.monitorCall(ctx, rq, func(b *body) error {
 		data, err := b.readAll()
