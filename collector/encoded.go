@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -196,7 +197,11 @@ func WriteEncoded(w io.Writer, format expfmt.Format, enc Encoded, others []*dto.
 	dynamic := append(slices.Clone(others), enc.Scrape...)
 	sort.SliceStable(dynamic, func(i, j int) bool { return dynamic[i].GetName() < dynamic[j].GetName() })
 	var errs []error
-	gw := gzchunk.NewWriter(w)
+	// The pieces are small (a line or two, often) and go through the
+	// response writer's layers one by one: a buffer of our own makes
+	// them a few large writes.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	gw := gzchunk.NewWriter(bw)
 	var text bytes.Buffer
 	encoder := expfmt.NewEncoder(&text, format)
 	flush := func() {
@@ -231,6 +236,9 @@ func WriteEncoded(w io.Writer, format expfmt.Format, enc Encoded, others []*dto.
 	}
 	flush()
 	if err := gw.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := bw.Flush(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
