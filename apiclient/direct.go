@@ -63,6 +63,10 @@ var (
 	writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<10) }}
 )
 
+// peekAfter is the idle time after which a kept connection is looked at
+// before a request that can be sent again goes out on it (one system call).
+const peekAfter = time.Second
+
 // aLongTimeAgo is a deadline in the past: it makes a blocked read or write
 // return at once (how a call is cancelled).
 var aLongTimeAgo = time.Unix(1, 0)
@@ -150,7 +154,11 @@ func (t *directTransport) conn(ctx context.Context, req *http.Request, key strin
 		if dc == nil {
 			break
 		}
-		if now.Sub(dc.idleSince) <= t.idleTimeout && stillOpen(dc.raw) {
+		idle := now.Sub(dc.idleSince)
+		// A connection used an instant ago (a poll's second call) is not
+		// looked at: a console that closed it since is met by sending the
+		// request again, which only requests that can be sent again risk.
+		if idle <= t.idleTimeout && (idle < peekAfter && replayable(req) || stillOpen(dc.raw)) {
 			dc.reused = true
 			return dc, nil
 		}
