@@ -119,11 +119,12 @@ func (t *directTransport) handles(req *http.Request) bool {
 	return true
 }
 
-// replayable: a request that can be sent again as it is.
+// replayable: a request that can be sent again as it is: idempotent, and
+// with no body (written once, a body is gone).
 func replayable(req *http.Request) bool {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+		return req.Body == nil || req.Body == http.NoBody
 	}
 	return false
 }
