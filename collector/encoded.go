@@ -256,9 +256,14 @@ type encodedCache struct {
 	logger  log.Logger
 
 	// encoders are the scratch of the nodes being encoded: one per
-	// processor, since encoding is all CPU.
+	// processor, since encoding is all CPU, up to maxEncoders.
 	encoders chan *nodeEncoder
 }
+
+// maxEncoders bounds the encoders on a machine of many cores: each holds a
+// compressor of hundreds of KiB, and encoding is a fraction of a node's
+// CPU (the polls run beside it).
+const maxEncoders = 4
 
 // nodeEncoder is the scratch of one node's encoding.
 type nodeEncoder struct {
@@ -300,7 +305,7 @@ type famChunk struct {
 func (c *encodedCache) prepare(format expfmt.Format, clusters []*clusterSeries) {
 	if c.encoders == nil {
 		c.seed = maphash.MakeSeed()
-		n := runtime.GOMAXPROCS(0)
+		n := min(runtime.GOMAXPROCS(0), maxEncoders)
 		c.encoders = make(chan *nodeEncoder, n)
 		for range n {
 			w := &nodeEncoder{}
