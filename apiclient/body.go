@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/smallgzip"
 )
 
 // maxExcerptBytes bounds the body excerpt carried by errors.
@@ -105,7 +108,11 @@ type body struct {
 	*bufio.Reader
 	head *headKeeper
 	raw  *bufio.Reader // pooled, see release
-	z    *gzip.Reader  // pooled; nil for a plain body
+	z    *gzip.Reader  // pooled; nil for a plain body or a small one
+	// small is a small gzip answer decoded whole (smallgzip), read
+	// through smallR; pooled.
+	small  []byte
+	smallR bytes.Reader
 }
 
 // openBody wraps resp.Body: gzip is detected from Content-Encoding or from
@@ -123,6 +130,22 @@ func openBody(resp *http.Response, limit int64) (*body, error) {
 	var r io.Reader = b.raw
 	magic, _ := b.raw.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		// An answer that fits in the buffer (most do: a count, a steady
+		// listing) is decoded whole, without compress/gzip's reset of its
+		// decompressor; anything smallgzip does not take goes the stream
+		// way, which reports what is wrong with it.
+		if whole, err := b.raw.Peek(rawBufferSize); err == io.EOF {
+			out, ok := smallgzip.Decode(getSmall(), whole, int(min(limit, maxSmallOutput)))
+			if ok {
+				_, _ = b.raw.Discard(len(whole))
+				b.small = out
+				b.smallR.Reset(out)
+				b.head = &headKeeper{r: &b.smallR}
+				b.Reader = getReader(decoderReaders, b.head, decoderBufferSize)
+				return b, nil
+			}
+			putSmall(out)
+		}
 		z, err := getGzip(b.raw)
 		if err != nil {
 			b.release()
@@ -198,6 +221,31 @@ func getGzip(r io.Reader) (*gzip.Reader, error) {
 	}
 }
 
+// maxSmallOutput bounds what a small answer decodes to in one piece; a
+// larger content goes the stream way, through the limit reader.
+const maxSmallOutput = 1 << 20
+
+var smallBufs = make(chan []byte, maxOpenBodies)
+
+func getSmall() []byte {
+	select {
+	case b := <-smallBufs:
+		return b[:0]
+	default:
+		return make([]byte, 0, 4*rawBufferSize)
+	}
+}
+
+func putSmall(b []byte) {
+	if cap(b) > 16*rawBufferSize {
+		return // an unusual answer's: not kept
+	}
+	select {
+	case smallBufs <- b:
+	default:
+	}
+}
+
 func putGzip(z *gzip.Reader) {
 	select {
 	case gzipReaders <- z:
@@ -216,6 +264,11 @@ func (b *body) release() {
 	if b.z != nil {
 		putGzip(b.z)
 		b.z = nil
+	}
+	if b.small != nil {
+		b.smallR.Reset(nil)
+		putSmall(b.small)
+		b.small = nil
 	}
 	if b.raw != nil {
 		putReader(rawReaders, b.raw)

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -77,6 +78,53 @@ func TestOpenBodyGzipDetection(t *testing.T) {
 	}
 	if _, err := openBody(response(plain, "br"), 1<<20); err == nil {
 		t.Fatal("brotli accepted")
+	}
+}
+
+// TestOpenBodySmallAndStreamed: a gzip answer that fits in the raw buffer
+// is decoded whole (smallgzip), a longer one or one smallgzip does not
+// take (two members) through compress/gzip; all read the same content, and
+// a corrupted small one fails as a gzip error either way.
+func TestOpenBodySmallAndStreamed(t *testing.T) {
+	small := []byte(docListing)
+	r := rand.New(rand.NewPCG(5, 6))
+	long := make([]byte, 3*rawBufferSize) // random: does not compress
+	for i := range long {
+		long[i] = 'a' + byte(r.IntN(26))
+	}
+	z := gzipped(t, small)
+	for name, c := range map[string]struct {
+		z     []byte
+		want  []byte
+		whole bool
+	}{
+		"small":       {z, small, true},
+		"long":        {gzipped(t, long), long, false},
+		"two members": {append(bytes.Clone(z), z...), append(bytes.Clone(small), small...), false},
+	} {
+		b, err := openBody(response(c.z, "gzip"), 1<<20)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if whole := b.small != nil && b.z == nil; whole != c.whole {
+			t.Errorf("%s: decoded whole %v, want %v", name, whole, c.whole)
+		}
+		got, err := b.readAll()
+		b.release()
+		if err != nil || !bytes.Equal(got, c.want) {
+			t.Fatalf("%s: %d bytes, %v", name, len(got), err)
+		}
+	}
+	bad := bytes.Clone(z)
+	bad[len(bad)-8] ^= 1 // the CRC
+	b, err := openBody(response(bad, "gzip"), 1<<20)
+	if err == nil {
+		_, err = b.readAll()
+		b.release()
+	}
+	var ge *gzipError
+	if !errors.As(err, &ge) {
+		t.Fatalf("corrupted small answer: %v, want a gzip error", err)
 	}
 }
 
