@@ -31,7 +31,10 @@ func Decode(dst, src []byte, max int) ([]byte, bool) {
 		return dst, false
 	}
 	f := inflaters.Get().(*inflater)
-	defer inflaters.Put(f)
+	defer func() {
+		f.in, f.out = nil, nil // the pooled decoder keeps no caller's buffer
+		inflaters.Put(f)
+	}()
 	f.reset(src[pos:], dst, len(dst)+max)
 	if !f.inflate() {
 		return dst, false
@@ -48,7 +51,6 @@ func Decode(dst, src []byte, max int) ([]byte, bool) {
 		binary.LittleEndian.Uint32(rest[4:]) != uint32(len(content)) {
 		return dst, false
 	}
-	f.out = nil
 	return out, true
 }
 
