@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/indexima-exporter/indexima_exporter/internal/freelist"
 	"github.com/indexima-exporter/indexima_exporter/internal/smallgzip"
 )
 
@@ -126,7 +127,7 @@ func openBody(resp *http.Response, limit int64) (*body, error) {
 	default:
 		return nil, fmt.Errorf("unsupported Content-Encoding %q (the client asks for gzip only)", truncate(sanitize([]byte(enc), 40), 40))
 	}
-	b := &body{raw: getReader(rawReaders, resp.Body, rawBufferSize)}
+	b := &body{raw: readerOn(rawReaders, resp.Body)}
 	var r io.Reader = b.raw
 	magic, _ := b.raw.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -135,13 +136,13 @@ func openBody(resp *http.Response, limit int64) (*body, error) {
 		// decompressor; anything smallgzip does not take goes the stream
 		// way, which reports what is wrong with it.
 		if whole, err := b.raw.Peek(rawBufferSize); err == io.EOF {
-			out, ok := smallgzip.Decode(getSmall(), whole, int(min(limit, maxSmallOutput)))
+			out, ok := smallgzip.Decode(smallBufs.Get(), whole, int(min(limit, maxSmallOutput)))
 			if ok {
 				_, _ = b.raw.Discard(len(whole))
 				b.small = out
 				b.smallR.Reset(out)
 				b.head = &headKeeper{r: &b.smallR}
-				b.Reader = getReader(decoderReaders, b.head, decoderBufferSize)
+				b.Reader = readerOn(decoderReaders, b.head)
 				return b, nil
 			}
 			putSmall(out)
@@ -155,7 +156,7 @@ func openBody(resp *http.Response, limit int64) (*body, error) {
 		r = gzipReader{z: z}
 	}
 	b.head = &headKeeper{r: &limitReader{r: r, left: limit, limit: limit}}
-	b.Reader = getReader(decoderReaders, b.head, decoderBufferSize)
+	b.Reader = readerOn(decoderReaders, b.head)
 	return b, nil
 }
 
@@ -170,13 +171,18 @@ const maxOpenBodies = 16
 
 var (
 	bodySlots      = make(chan struct{}, maxOpenBodies)
-	rawReaders     = make(chan *bufio.Reader, maxOpenBodies) // rawBufferSize
-	decoderReaders = make(chan *bufio.Reader, maxOpenBodies) // decoderBufferSize
-	gzipReaders    = make(chan *gzip.Reader, maxOpenBodies)
+	rawReaders     = freelist.New(maxOpenBodies, func() *bufio.Reader { return bufio.NewReaderSize(nil, rawBufferSize) })
+	decoderReaders = freelist.New(maxOpenBodies, func() *bufio.Reader { return bufio.NewReaderSize(nil, decoderBufferSize) })
+	gzipReaders    = freelist.New(maxOpenBodies, func() *gzip.Reader { return new(gzip.Reader) }) // its Reset makes the rest
+	smallBufs      = freelist.New(maxOpenBodies, func() []byte { return make([]byte, 0, 4*rawBufferSize) })
 )
 
 // rawBufferSize is the buffer between the connection and gzip.
 const rawBufferSize = 4096
+
+// maxSmallOutput bounds what a small answer decodes to in one piece; a
+// larger content goes the stream way, through the limit reader.
+const maxSmallOutput = 1 << 20
 
 // acquireBodySlot waits for a slot to read a body in; false when ctx ends first.
 func acquireBodySlot(ctx context.Context) bool {
@@ -190,66 +196,30 @@ func acquireBodySlot(ctx context.Context) bool {
 
 func releaseBodySlot() { <-bodySlots }
 
-func getReader(free chan *bufio.Reader, r io.Reader, size int) *bufio.Reader {
-	select {
-	case br := <-free:
-		br.Reset(r)
-		return br
-	default:
-		return bufio.NewReaderSize(r, size)
-	}
+// readerOn returns a reader of free reading r.
+func readerOn(free *freelist.List[*bufio.Reader], r io.Reader) *bufio.Reader {
+	br := free.Get()
+	br.Reset(r)
+	return br
 }
 
-func putReader(free chan *bufio.Reader, br *bufio.Reader) {
+func putReader(free *freelist.List[*bufio.Reader], br *bufio.Reader) {
 	br.Reset(nil)
-	select {
-	case free <- br:
-	default:
-	}
+	free.Put(br)
 }
 
 func getGzip(r io.Reader) (*gzip.Reader, error) {
-	select {
-	case z := <-gzipReaders:
-		if err := z.Reset(r); err != nil {
-			putGzip(z)
-			return nil, err
-		}
-		return z, nil
-	default:
-		return gzip.NewReader(r)
+	z := gzipReaders.Get()
+	if err := z.Reset(r); err != nil {
+		gzipReaders.Put(z)
+		return nil, err
 	}
-}
-
-// maxSmallOutput bounds what a small answer decodes to in one piece; a
-// larger content goes the stream way, through the limit reader.
-const maxSmallOutput = 1 << 20
-
-var smallBufs = make(chan []byte, maxOpenBodies)
-
-func getSmall() []byte {
-	select {
-	case b := <-smallBufs:
-		return b[:0]
-	default:
-		return make([]byte, 0, 4*rawBufferSize)
-	}
+	return z, nil
 }
 
 func putSmall(b []byte) {
-	if cap(b) > 16*rawBufferSize {
-		return // an unusual answer's: not kept
-	}
-	select {
-	case smallBufs <- b:
-	default:
-	}
-}
-
-func putGzip(z *gzip.Reader) {
-	select {
-	case gzipReaders <- z:
-	default:
+	if cap(b) <= 16*rawBufferSize { // an unusual answer's is not kept
+		smallBufs.Put(b[:0])
 	}
 }
 
@@ -262,7 +232,7 @@ func (b *body) release() {
 		b.Reader = nil
 	}
 	if b.z != nil {
-		putGzip(b.z)
+		gzipReaders.Put(b.z)
 		b.z = nil
 	}
 	if b.small != nil {

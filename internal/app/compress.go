@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/freelist"
 )
 
 // fastGzip compresses the answers of h with gzip at gzip.BestSpeed for
@@ -28,35 +30,10 @@ func fastGzip(h http.Handler) http.Handler {
 
 // gzipWriters keeps idle gzip writers for the next answers: about as many
 // as answers are written at once.
-var gzipWriters = freeList[*gzip.Writer]{ch: make(chan *gzip.Writer, 4), make: func() *gzip.Writer {
+var gzipWriters = freelist.New(4, func() *gzip.Writer {
 	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // the level is valid: no error
 	return w
-}}
-
-// freeList keeps up to cap(ch) idle values for reuse. Not a sync.Pool: a
-// pool is emptied at each garbage collection, and one follows most
-// /metrics scrapes (gc.go), so nearly every answer made a new compressor
-// (hundreds of KiB, zeroed).
-type freeList[T any] struct {
-	ch   chan T
-	make func() T
-}
-
-func (f freeList[T]) get() T {
-	select {
-	case v := <-f.ch:
-		return v
-	default:
-		return f.make()
-	}
-}
-
-func (f freeList[T]) put(v T) {
-	select {
-	case f.ch <- v:
-	default: // enough kept
-	}
-}
+})
 
 // gzipResponseWriter compresses a successful answer; an error answer (its
 // status set before the first write) goes out as it is, readable.
@@ -75,7 +52,7 @@ func (g *gzipResponseWriter) WriteHeader(code int) {
 	if code == http.StatusOK && h.Get("Content-Encoding") == "" {
 		h.Set("Content-Encoding", "gzip")
 		h.Del("Content-Length")
-		g.gz = gzipWriters.get()
+		g.gz = gzipWriters.Get()
 		g.gz.Reset(g.ResponseWriter)
 	}
 	g.ResponseWriter.WriteHeader(code)
@@ -98,7 +75,7 @@ func (g *gzipResponseWriter) finish() {
 	}
 	g.gz.Close()
 	g.gz.Reset(nil)
-	gzipWriters.put(g.gz)
+	gzipWriters.Put(g.gz)
 	g.gz = nil
 }
 

@@ -148,11 +148,11 @@ func TestFastGzipEmptyAnswerStaysPlain(t *testing.T) {
 // garbage collection (which empties a sync.Pool): a compressor is hundreds
 // of KiB to allocate and zero, and a collection follows most scrapes.
 func TestGzipWritersOutliveACollection(t *testing.T) {
-	w := gzipWriters.get()
-	gzipWriters.put(w)
+	w := gzipWriters.Get()
+	gzipWriters.Put(w)
 	runtime.GC()
 	runtime.GC()
-	if got := gzipWriters.get(); got != w {
+	if got := gzipWriters.Get(); got != w {
 		t.Fatal("the writer given back was not handed out again after a collection")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/internal/freelist"
 	"github.com/indexima-exporter/indexima_exporter/internal/gzchunk"
 )
 
@@ -60,8 +61,8 @@ func (m *encodedMetrics) serve(ctx context.Context, w http.ResponseWriter, forma
 	h.Add("Vary", "Accept")
 	h.Set("Content-Type", string(format))
 	h.Set("Content-Encoding", "gzip") // before the status: fastGzip leaves the body alone
-	comp := compressors.get()
-	defer compressors.put(comp)
+	comp := compressors.Get()
+	defer compressors.Put(comp)
 	if err := collector.WriteEncoded(w, format, enc, others, comp); err != nil {
 		// A scraper gone away, or a family not encoded (the rest is served).
 		level.Error(m.logger).Log("msg", "error serving metrics", "err", err)
@@ -70,4 +71,4 @@ func (m *encodedMetrics) serve(ctx context.Context, w http.ResponseWriter, forma
 
 // compressors keeps idle gzchunk compressors (a flate writer each, hundreds
 // of KiB) for the next answers.
-var compressors = freeList[*gzchunk.Compressor]{ch: make(chan *gzchunk.Compressor, 2), make: gzchunk.NewCompressor}
+var compressors = freelist.New(2, gzchunk.NewCompressor)
