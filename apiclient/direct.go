@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/url"
 	"sync"
 	"time"
 )
@@ -30,16 +29,12 @@ import (
 // through a proxy (HTTP_PROXY and friends), and schemes other than http and
 // https. It speaks HTTP/1.1 only (TLS offers only http/1.1 in ALPN).
 type directTransport struct {
+	// fallback takes what this transport does not, and holds the settings
+	// both share: the proxy function, the dialer, the TLS configuration,
+	// the idle connections kept per console (MaxIdleConnsPerHost) and how
+	// long (IdleConnTimeout).
 	fallback *http.Transport
-	proxy    func(*http.Request) (*url.URL, error)
-	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
-	tls      *tls.Config // nil: no https
-	// maxIdle bounds the connections kept per console address; idleTimeout
-	// closes those idle longer (a console or a load balancer in front of
-	// it closes them sooner or later anyway).
-	maxIdle     int
-	idleTimeout time.Duration
-	now         func() time.Time
+	now      func() time.Time
 
 	mu   sync.Mutex
 	idle map[string][]*directConn // by scheme and address; newest last
@@ -105,14 +100,14 @@ func (t *directTransport) handles(req *http.Request) bool {
 	switch req.URL.Scheme {
 	case "http":
 	case "https":
-		if t.tls == nil {
+		if t.fallback.TLSClientConfig == nil {
 			return false
 		}
 	default:
 		return false
 	}
-	if t.proxy != nil {
-		if p, err := t.proxy(req); err != nil || p != nil {
+	if proxy := t.fallback.Proxy; proxy != nil {
+		if p, err := proxy(req); err != nil || p != nil {
 			return false
 		}
 	}
@@ -159,7 +154,7 @@ func (t *directTransport) conn(ctx context.Context, req *http.Request, key strin
 		// A connection used an instant ago (a poll's second call) is not
 		// looked at: a console that closed it since is met by sending the
 		// request again, which only requests that can be sent again risk.
-		if idle <= t.idleTimeout && (idle < peekAfter && replayable(req) || stillOpen(dc.raw)) {
+		if idle <= t.fallback.IdleConnTimeout && (idle < peekAfter && replayable(req) || stillOpen(dc.raw)) {
 			dc.reused = true
 			return dc, nil
 		}
@@ -181,12 +176,13 @@ func (t *directTransport) takeIdle(key string) *directConn {
 	return dc
 }
 
-// putIdle keeps dc for the next call, unless maxIdle are kept already.
+// putIdle keeps dc for the next call, unless the fallback's
+// MaxIdleConnsPerHost are kept already.
 func (t *directTransport) putIdle(dc *directConn) {
 	dc.idleSince = t.now()
 	t.mu.Lock()
 	list := t.idle[dc.key]
-	if len(list) < t.maxIdle {
+	if len(list) < t.fallback.MaxIdleConnsPerHost {
 		if t.idle == nil {
 			t.idle = make(map[string][]*directConn)
 		}
@@ -215,13 +211,13 @@ func (t *directTransport) CloseIdleConnections() {
 
 func (t *directTransport) dialConn(ctx context.Context, req *http.Request, key string) (*directConn, error) {
 	addr := canonicalAddr(req)
-	raw, err := t.dial(ctx, "tcp", addr)
+	raw, err := t.fallback.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	dc := &directConn{conn: raw, raw: raw, key: key}
 	if req.URL.Scheme == "https" {
-		cfg := t.tls.Clone()
+		cfg := t.fallback.TLSClientConfig.Clone()
 		if cfg.ServerName == "" {
 			cfg.ServerName = req.URL.Hostname()
 		}

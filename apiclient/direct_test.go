@@ -212,7 +212,6 @@ func TestDirectProxyGoesToNetHTTP(t *testing.T) {
 	}
 	d := directFor(t)
 	d.fallback.Proxy = http.ProxyURL(pu)
-	d.proxy = d.fallback.Proxy
 	if got := call(t, d, http.MethodGet, "http://console.invalid:8082/api/x"); got != "via proxy" {
 		t.Fatalf("read %q", got)
 	}
@@ -231,7 +230,7 @@ func TestDirectIdleTimeout(t *testing.T) {
 	now := time.Now()
 	d.now = func() time.Time { return now }
 	call(t, d, http.MethodGet, srv.URL)
-	now = now.Add(d.idleTimeout + time.Second)
+	now = now.Add(d.fallback.IdleConnTimeout + time.Second)
 	call(t, d, http.MethodGet, srv.URL)
 	if n := conns.n.Load(); n != 2 {
 		t.Errorf("%d connections, want 2", n)

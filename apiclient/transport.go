@@ -40,15 +40,7 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
 	}
-	direct := &directTransport{
-		fallback:    tr,
-		proxy:       tr.Proxy,
-		dial:        dialer.DialContext,
-		tls:         tlsCfg,
-		maxIdle:     cfg.KeptConns,
-		idleTimeout: tr.IdleConnTimeout,
-		now:         time.Now,
-	}
+	direct := &directTransport{fallback: tr, now: time.Now}
 	return &http.Client{
 		Transport: direct,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
