@@ -252,7 +252,3 @@ func l(kv ...string) map[string]string {
 	}
 	return m
 }
-
-func apiClientNode(host string, port int) apiclient.Node {
-	return apiclient.Node{Host: host, Port: port}
-}

@@ -3,7 +3,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -190,5 +189,3 @@ func (p *process) get(ctx context.Context, client *http.Client, path string) ([]
 	}
 	return b.Bytes(), d, nil
 }
-
-var errNoBinary = errors.New("binary not available")

@@ -42,10 +42,9 @@ type node struct {
 	// forgotten); it only moves forward (retainedFrom).
 	forgot logKey
 
-	loaded   map[string]bool // hyperindexes currently loaded
-	stopped  bool            // between CLUSTER_STOP and CLUSTER_START
-	genSlot  int64           // next background slot (simulated second) to generate
-	genBegun bool
+	loaded  map[string]bool // hyperindexes currently loaded
+	stopped bool            // between CLUSTER_STOP and CLUSTER_START
+	genSlot int64           // next background slot (simulated second) to generate
 }
 
 // insert logs ev (Seq assigned here) keeping the log sorted. Caller holds mu.
