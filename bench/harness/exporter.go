@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -17,6 +18,7 @@ type exporterRun struct {
 	client *http.Client
 	logins int // logins seen by the console so far (stats are reset per phase)
 	last   exposition
+	body   bytes.Buffer // the answer of the latest scrape, kept for the next (getInto)
 }
 
 func startExporter(o Options, c *cluster) (*exporterRun, error) {
@@ -52,11 +54,11 @@ func (e *exporterRun) stop() { e.p.stop() }
 // scrape advances the simulated clock by step and scrapes /metrics once.
 func (e *exporterRun) scrape(ctx context.Context, step time.Duration) (time.Duration, error) {
 	e.c.clock.Advance(step)
-	body, d, err := e.p.get(ctx, e.client, "/metrics")
+	d, err := e.p.getInto(ctx, e.client, "/metrics", &e.body)
 	if err != nil {
 		return d, err
 	}
-	if e.last, err = parseExposition(body); err != nil {
+	if e.last, err = parseExposition(e.body.Bytes()); err != nil {
 		return d, err
 	}
 	return d, nil

@@ -7,6 +7,9 @@
 //	                  harness starts one exporter per row)
 //	HEAPPROFILE=file  heap profile (1 sample per 4 KiB) rewritten each time
 //	                  the live heap after a collection reaches a new high
+//	MEMCLASSES=file   the runtime's memory classes (heap objects, stacks,
+//	                  free spans, ...) at the moment their total was
+//	                  highest, sampled every 5 ms, written when it stops
 //
 // It is not the shipped binary: the sampling of HEAPPROFILE costs CPU.
 package main
@@ -19,6 +22,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/app"
@@ -41,6 +45,11 @@ func main() {
 		runtime.MemProfileRate = 4096
 		go writeHeapAtHighs(path)
 	}
+	if path := os.Getenv("MEMCLASSES"); path != "" {
+		prev := stop
+		write := sampleMemoryClasses()
+		stop = func() { prev(); write(path) }
+	}
 	code := app.Run(os.Args[1:], os.Stdout, os.Stderr)
 	stop() // os.Exit skips deferred calls
 	os.Exit(code)
@@ -62,5 +71,49 @@ func writeHeapAtHighs(path string) {
 			}
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// sampleMemoryClasses samples the runtime's memory classes until the
+// returned function writes the sample whose total was highest.
+func sampleMemoryClasses() func(path string) {
+	var samples []metrics.Sample
+	for _, d := range metrics.All() {
+		if strings.HasPrefix(d.Name, "/memory/classes/") && d.Name != "/memory/classes/total:bytes" {
+			samples = append(samples, metrics.Sample{Name: d.Name})
+		}
+	}
+	var mu sync.Mutex
+	high := make([]metrics.Sample, len(samples))
+	var highTotal uint64
+	go func() {
+		for {
+			metrics.Read(samples)
+			var total uint64
+			for _, s := range samples {
+				total += s.Value.Uint64()
+			}
+			mu.Lock()
+			if total > highTotal {
+				highTotal = total
+				copy(high, samples)
+			}
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	return func(path string) {
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := os.Create(strings.ReplaceAll(path, "{pid}", strconv.Itoa(os.Getpid())))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profiledexporter: MEMCLASSES:", err)
+			return
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "%-50s %10.1f MiB\n", "total", float64(highTotal)/(1<<20))
+		for _, s := range high {
+			fmt.Fprintf(f, "%-50s %10.1f MiB\n", s.Name, float64(s.Value.Uint64())/(1<<20))
+		}
 	}
 }
