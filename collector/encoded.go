@@ -206,7 +206,7 @@ func WriteEncoded(w io.Writer, format expfmt.Format, enc Encoded, others []*dto.
 	encoder := expfmt.NewEncoder(&text, format)
 	flush := func() {
 		if text.Len() > 0 {
-			gw.Add(comp.Compress(text.Bytes()))
+			gw.Add(comp.CompressFixed(text.Bytes())) // encoded anew at every scrape
 			text.Reset()
 		}
 	}
@@ -421,7 +421,9 @@ func (c *encodedCache) encode(w *nodeEncoder, fam int, mf *dto.MetricFamily) (gz
 	if lines := b[end:]; len(lines) < compressAtOnce {
 		return gzchunk.Stored(lines), true
 	}
-	return w.compressor().Compress(b[end:]), true
+	// Fixed codes: building a piece's own codes was two thirds of its
+	// cost, for a sixth fewer bytes.
+	return w.compressor().CompressFixed(b[end:]), true
 }
 
 // compressAtOnce is the length of text compressed as soon as it is encoded:

@@ -53,6 +53,9 @@ func (c Chunk) Len() int { return int(c.n) }
 type Compressor struct {
 	fw  *flate.Writer
 	buf bytes.Buffer
+	// fixed and scratch are CompressFixed's, made at its first use.
+	fixed   *fixedMatcher
+	scratch []byte
 }
 
 // NewCompressor returns a compressor at flate.BestSpeed (the level of the
