@@ -7,6 +7,10 @@
 //	                  harness starts one exporter per row)
 //	HEAPPROFILE=file  heap profile (1 sample per 4 KiB) rewritten each time
 //	                  the live heap after a collection reaches a new high
+//	INFLIGHTPROFILE=file  heap profile (as above) after a collection made
+//	                  when more than a thousand goroutines run (the memory
+//	                  of the polls under way in a large scrape), rewritten
+//	                  at each scrape: the last is the run's last scrape's
 //	MEMCLASSES=file   the runtime's memory classes (heap objects, stacks,
 //	                  free spans, ...) at the moment their total was
 //	                  highest, sampled every 5 ms, written when it stops
@@ -44,6 +48,10 @@ func main() {
 	if path := os.Getenv("HEAPPROFILE"); path != "" {
 		runtime.MemProfileRate = 4096
 		go writeHeapAtHighs(path)
+	}
+	if path := os.Getenv("INFLIGHTPROFILE"); path != "" {
+		runtime.MemProfileRate = 4096
+		go writeHeapInFlight(path)
 	}
 	if path := os.Getenv("MEMCLASSES"); path != "" {
 		prev := stop
@@ -114,6 +122,25 @@ func sampleMemoryClasses() func(path string) {
 		fmt.Fprintf(f, "%-50s %10.1f MiB\n", "total", float64(highTotal)/(1<<20))
 		for _, s := range high {
 			fmt.Fprintf(f, "%-50s %10.1f MiB\n", s.Name, float64(s.Value.Uint64())/(1<<20))
+		}
+	}
+}
+
+// writeHeapInFlight rewrites the heap profile whenever more than a
+// thousand goroutines run (polls under way), after a collection that makes
+// it show them, at most once a scrape.
+func writeHeapInFlight(path string) {
+	for {
+		for runtime.NumGoroutine() < 1000 {
+			time.Sleep(time.Millisecond)
+		}
+		runtime.GC()
+		if f, err := os.Create(path); err == nil {
+			pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
+		for runtime.NumGoroutine() >= 1000 {
+			time.Sleep(time.Millisecond)
 		}
 	}
 }
