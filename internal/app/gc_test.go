@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -93,6 +94,50 @@ func TestGCAfterScrapesOnlyWhenTheNextScrapeWouldCollect(t *testing.T) {
 	r.waitCollections(t, 2)
 }
 
+// A collection in the middle of a scrape of many nodes polled at once
+// marks live what the polls under way hold, and the runtime's next goal is
+// twice that: between scrapes the heap is held to twice (GOGC) what the
+// latest collection moved here found live.
+func TestGCAfterScrapesHoldsTheHeapToWhatIsLiveBetweenScrapes(t *testing.T) {
+	const mib = 1 << 20
+	r := newGCRig(t, http.NotFoundHandler())
+	settled := func() uint64 {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return r.g.settled
+	}
+	r.mu.Lock()
+	r.heap.live, r.heap.gogc = 30*mib, 100
+	r.mu.Unlock()
+	r.set(45*mib, 60*mib, 10*mib) // 55 after, +10 next: over 60
+	r.get(t, "")
+	r.waitCollections(t, 1)
+	testkit.WaitFor(t, "the settled goal", func() bool { return settled() == 60*mib })
+
+	r.set(45*mib, 120*mib, 10*mib) // the runtime's goal inflated; 55 +10 is over 60
+	r.get(t, "")
+	r.waitCollections(t, 2)
+	r.set(35*mib, 120*mib, 10*mib) // 45 +10: under 60
+	r.get(t, "")
+	if n := r.collected.Load(); n != 2 {
+		t.Fatalf("%d collections; the heap stayed under twice what was live", n)
+	}
+
+	// GOGC off: the runtime's goal alone (no settled goal).
+	r.mu.Lock()
+	r.heap.gogc = 0
+	r.mu.Unlock()
+	r.set(100*mib, 50*mib, 10*mib)
+	r.get(t, "")
+	r.waitCollections(t, 3)
+	testkit.WaitFor(t, "no settled goal", func() bool { return settled() == 0 })
+	r.set(70*mib, 120*mib, 10*mib) // over the old settled 60, under the goal
+	r.get(t, "")
+	if n := r.collected.Load(); n != 3 {
+		t.Fatalf("%d collections with GOGC off and the heap under the runtime's goal", n)
+	}
+}
+
 func TestGCAfterScrapesWaitsForTheLastInFlight(t *testing.T) {
 	release := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
 	arrived := make(chan string, 2)
@@ -134,7 +179,10 @@ func TestGCAfterScrapesReadsTheHeap(t *testing.T) {
 	g.mu.Lock()
 	h := g.read()
 	g.mu.Unlock()
-	if h.allocs == 0 || h.objects == 0 || h.goal < h.objects/2 || h.objects > h.allocs {
-		t.Fatalf("heap counters %+v: not the runtime's", h)
+	gogc := debug.SetGCPercent(100)
+	debug.SetGCPercent(gogc)
+	if h.allocs == 0 || h.objects == 0 || h.goal < h.objects/2 || h.objects > h.allocs ||
+		h.live == 0 || h.live > h.goal || int(h.gogc) != gogc {
+		t.Fatalf("heap counters %+v (GOGC %d): not the runtime's", h, gogc)
 	}
 }
