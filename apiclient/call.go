@@ -130,8 +130,10 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 		if c.cfg.Observer != nil {
 			c.cfg.Observer.ObserveRequest(rq.endpoint, code, d)
 		}
-		c.debug.Log("msg", "console request", "endpoint", rq.endpoint, "node", rq.nodeLabel(),
-			"code", code, "duration", d, "err", err)
+		if c.cfg.LogCalls {
+			c.debug.Log("msg", "console request", "endpoint", rq.endpoint, "node", rq.nodeLabel(),
+				"code", code, "duration", d, "err", err)
+		}
 	}()
 
 	// The transport itself, not http.Client.Do: the client would copy the

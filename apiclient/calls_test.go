@@ -3,6 +3,7 @@ package apiclient
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -263,5 +264,23 @@ func TestCancelledByCaller(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not return after cancellation")
+	}
+}
+
+// Every call is logged at debug level when LogCalls is set, and not at all
+// otherwise (the exporter sets it at --log.level=debug only).
+func TestCallLinesOnlyWithLogCalls(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		sim, _ := newSim(t, nil)
+		srv := httptest.NewServer(sim.Handler())
+		t.Cleanup(srv.Close)
+		c := newClient(t, srv.URL, func(cfg *Config) { cfg.LogCalls = on })
+		if _, err := c.Version(ctxT(t), node1); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Count(c.logs.String(), `msg="console request"`)
+		if on && lines != 2 || !on && lines != 0 { // the login and the version
+			t.Errorf("LogCalls %t: %d call lines in the log:\n%s", on, lines, c.logs.String())
+		}
 	}
 }

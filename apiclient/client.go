@@ -38,6 +38,10 @@ type Config struct {
 	Observer  Observer   // may be nil
 	Logger    log.Logger // may be nil
 	UserAgent string
+	// LogCalls logs every call at debug level (the exporter sets it at
+	// --log.level=debug): a line the level filter drops still cost each
+	// call its arguments' allocations, a tenth of a call's.
+	LogCalls bool
 }
 
 // Client talks to one console. It is safe for concurrent use.

@@ -105,7 +105,8 @@ func newClient(t testing.TB, url string, mod func(*Config)) testClient {
 	obs := &recordingObserver{}
 	logs := &testkit.SyncBuffer{}
 	cfg := Config{URL: url, Username: testUser, Password: promconfig.Secret(testPassword),
-		Timeout: 5 * time.Second, Observer: obs, Logger: log.NewLogfmtLogger(logs)}
+		Timeout: 5 * time.Second, Observer: obs, Logger: log.NewLogfmtLogger(logs),
+		LogCalls: true} // every call's line, for the tests that read the logs (secrets)
 	if mod != nil {
 		mod(&cfg)
 	}

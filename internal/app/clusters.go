@@ -19,6 +19,7 @@ type clientBuilder struct {
 	// concurrency is --scrape.concurrency: as many connections are kept
 	// to each console, one per node polled at once.
 	concurrency int
+	logCalls    bool // --log.level=debug: every console call logged
 }
 
 func (b clientBuilder) build(cfg *config.Config) ([]poller.Cluster, error) {
@@ -38,6 +39,7 @@ func (b clientBuilder) build(cfg *config.Config) ([]poller.Cluster, error) {
 			Logger:    logger,
 			UserAgent: Name + "/" + version.Version,
 			KeptConns: b.concurrency,
+			LogCalls:  b.logCalls,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", consoleField(c.Name), err)

@@ -86,7 +86,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	// itself; in the same registry they would be read while the polls run.
 	apiReg := prometheus.NewRegistry()
 	builder := clientBuilder{observer: collector.NewAPIObserver(apiReg), logger: log.With(logger, "component", "apiclient"),
-		concurrency: o.concurrency}
+		concurrency: o.concurrency, logCalls: o.logLevel == "debug"}
 
 	source := func() (*config.Config, error) { return config.Load(o.configFile) }
 	build := builder.fileBuilder(o.configFile)
