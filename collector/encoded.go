@@ -166,13 +166,31 @@ func (se *scrapeEncoding) finish(results []poller.Result) Encoded {
 	se.e.emitScrape(&scrape, se.clusters, results, se.stats)
 	out := Encoded{Scrape: scrape.gathered()}
 	cur := se.c.cur
-	byFam := map[int]*EncodedFamily{}
+	// The families' chunks in one array, each family's part sized first:
+	// appended family by family, the lists were re-made as they grew, a
+	// twelfth of what a large scrape allocated.
+	sizes := map[int]int{}
+	total := 0
 	for i, n := range se.nodes {
 		cur.nodes[n.ns.n] = se.chunks[i]
 		for _, fc := range se.chunks[i] {
+			if sizes[fc.fam] == 0 {
+				sizes[fc.fam]++ // the family's header
+				total++
+			}
+			sizes[fc.fam]++
+			total++
+		}
+	}
+	all := make([]gzchunk.Chunk, 0, total)
+	byFam := make(map[int]*EncodedFamily, len(sizes))
+	for _, chunks := range se.chunks {
+		for _, fc := range chunks {
 			ef := byFam[fc.fam]
 			if ef == nil {
-				ef = &EncodedFamily{Name: cur.names[fc.fam], Chunks: []gzchunk.Chunk{cur.headers[fc.fam]}}
+				n := sizes[fc.fam]
+				ef = &EncodedFamily{Name: cur.names[fc.fam], Chunks: append(all[len(all):len(all):len(all)+n], cur.headers[fc.fam])}
+				all = all[:len(all)+n]
 				byFam[fc.fam] = ef
 			}
 			ef.Chunks = append(ef.Chunks, fc.chunk)
