@@ -1,6 +1,7 @@
 package tracker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -409,7 +410,16 @@ func (sc scenario) run(t testing.TB) outcome {
 	}
 	poll := func() bool {
 		con.shownRunning = map[int64]bool{}
+		before, err := st.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		next, rep, err := Poll(context.Background(), con, st, opts)
+		// The state a poll is given is never modified, whatever the poll
+		// did (the copy on write of its tally, State.Clone).
+		if after, aerr := st.AppendJSON(nil); aerr != nil || !bytes.Equal(before, after) {
+			t.Fatalf("%v: the poll modified the state it was given (%v):\nbefore %s\nafter  %s", sc, aerr, before, after)
+		}
 		if next != nil {
 			// Running events the engine kept from this poll's listings.
 			for seq := range con.shownRunning {
