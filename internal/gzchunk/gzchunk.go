@@ -32,20 +32,6 @@ type Chunk struct {
 // IsStored tells whether c holds its text uncompressed (Stored).
 func (c Chunk) IsStored() bool { return c.stored }
 
-// Compact returns c compressed when it is stored, else c.
-func (c *Compressor) Compact(ch Chunk) Chunk {
-	if !ch.stored {
-		return ch
-	}
-	text := make([]byte, 0, ch.n)
-	for z := ch.z; len(z) >= 5; {
-		n := int(z[1]) | int(z[2])<<8
-		text = append(text, z[5:5+n]...)
-		z = z[5+n:]
-	}
-	return c.Compress(text)
-}
-
 // Len is the length of the text of c.
 func (c Chunk) Len() int { return int(c.n) }
 
@@ -80,9 +66,8 @@ func (c *Compressor) Compress(text []byte) Chunk {
 // Stored returns the chunk of text stored uncompressed, at the cost of a
 // copy: deflate blocks of stored bytes (at most 65,535 each), each a byte
 // of block type (not final, stored) and the length and its complement.
-// Compressing a small text costs more (the Huffman codes of each piece are
-// built anew) than sending it as it is; a text seen again can be
-// compressed then (Compact).
+// A line or two compressed alone saves a few bytes at most: the exporter
+// keeps such texts stored.
 func Stored(text []byte) Chunk {
 	z := make([]byte, 0, len(text)+5*(1+len(text)/0xffff))
 	rest := text
