@@ -11,7 +11,7 @@ import (
 // Defaults applied by New to zero fields.
 const (
 	DefaultTimeout         = 10 * time.Second
-	DefaultKeptConns       = 256
+	DefaultKeptConns       = 1024
 	DefaultMaxBodyBytes    = 64 << 20
 	DefaultLoginBackoff    = time.Second
 	DefaultMaxLoginBackoff = 5 * time.Minute
