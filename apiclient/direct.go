@@ -259,7 +259,7 @@ func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Res
 
 	w := writerPool.Get().(*bufio.Writer)
 	w.Reset(dc.conn)
-	err := req.Write(w)
+	err := writeRequest(w, req)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -282,7 +282,7 @@ func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Res
 		return fail(&notAnswered{err})
 	}
 	for {
-		resp, err = http.ReadResponse(r, req)
+		resp, err = readResponse(r, req)
 		if err != nil {
 			break
 		}
