@@ -22,9 +22,6 @@ import (
 // not cover is written by net/http (writeRequest); an answer is read as
 // net/http reads it (readResponse's tests compare the two on any input).
 
-// maxHeadBytes bounds an answer's status line and headers.
-const maxHeadBytes = 1 << 20
-
 // writeRequest writes req as net/http's Request.Write does for the
 // requests of the client: the request line, Host, the headers (values with
 // line breaks made spaces, names not valid left out, as net/http does),
@@ -105,16 +102,12 @@ func writeFieldValue(w *bufio.Writer, v string) {
 
 // validFieldName tells a header name of token characters (RFC 7230).
 func validFieldName(s string) bool {
-	if s == "" {
-		return false
-	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+		if !validHeaderFieldByte(s[i]) {
 			return false
 		}
 	}
-	return true
+	return s != ""
 }
 
 // validHostHeader refuses a Host with a control byte or a space, which
