@@ -104,9 +104,9 @@ func (g *gcAfterScrapes) end() {
 	}
 	go func() { // the answer is already written; nobody waits for this
 		g.collect()
-		h := g.read()
-		g.mu.Lock()
+		g.mu.Lock() // read's samples are shared: read under g.mu
 		defer g.mu.Unlock()
+		h := g.read()
 		g.settled = 0
 		if h.gogc > 0 {
 			g.settled = h.live + h.live*h.gogc/100
