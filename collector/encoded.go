@@ -279,8 +279,8 @@ type encodedCache struct {
 }
 
 // maxEncoders bounds the encoders on a machine of many cores: each holds a
-// compressor of hundreds of KiB, and encoding is a fraction of a node's
-// CPU (the polls run beside it).
+// compressor (its matcher is 32 KiB) and scratch, and encoding is a
+// fraction of a node's CPU (the polls run beside it).
 const maxEncoders = 4
 
 // nodeEncoder is the scratch of one node's encoding.
@@ -387,8 +387,7 @@ func (c *encodedCache) keep(w *nodeEncoder, out, old []famChunk, fam int, mf *dt
 	return append(out, famChunk{fam: fam, sum: sum, chunk: chunk})
 }
 
-// compressor returns w's compressor, made at its first use (a flate
-// writer is hundreds of KiB).
+// compressor returns w's compressor, made at its first use.
 func (w *nodeEncoder) compressor() *gzchunk.Compressor {
 	if w.comp == nil {
 		w.comp = gzchunk.NewCompressor()

@@ -44,18 +44,18 @@ type Compressor struct {
 	scratch []byte
 }
 
-// NewCompressor returns a compressor at flate.BestSpeed (the level of the
-// exporter's other answers).
-func NewCompressor() *Compressor {
-	c := &Compressor{}
-	c.fw, _ = flate.NewWriter(&c.buf, flate.BestSpeed) // the level is valid: no error
-	return c
-}
+// NewCompressor returns a compressor. Its flate writer (hundreds of KiB)
+// and its matcher (32 KiB) are made at their first use.
+func NewCompressor() *Compressor { return &Compressor{} }
 
-// Compress returns the chunk of text (which it does not keep), compressed.
-// Text must be shorter than 4 GiB.
+// Compress returns the chunk of text (which it does not keep), compressed
+// at flate.BestSpeed (the level of the exporter's other answers) with
+// codes of its own. Text must be shorter than 4 GiB.
 func (c *Compressor) Compress(text []byte) Chunk {
 	c.buf.Reset()
+	if c.fw == nil {
+		c.fw, _ = flate.NewWriter(&c.buf, flate.BestSpeed) // the level is valid: no error
+	}
 	c.fw.Reset(&c.buf)
 	c.fw.Write(text) // writes to a bytes.Buffer: no error
 	c.fw.Flush()
