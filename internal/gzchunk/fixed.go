@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"math/bits"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/deflatetab"
 )
 
 // Fixed-code compression: LZ77 matches written with deflate's fixed
@@ -170,26 +172,18 @@ var fixedLit = func() (t [256]fixedCode) {
 	return t
 }()
 
-// lengthBase and lengthExtra are the first length of symbols 257 to 285
-// and their extra bits.
-var (
-	lengthBase  = [29]int{3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258}
-	lengthExtra = [29]uint8{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0}
-	distBase    = [30]int{1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577}
-	distExtra   = [30]uint8{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13}
-)
-
 // fixedLen holds, by match length (3 to 258), the length symbol's code
 // and its extra bits, as one code.
 var fixedLen = func() (t [fixedMaxMatch + 1]fixedCode) {
-	for s := len(lengthBase) - 1; s >= 0; s-- {
+	base := deflatetab.LengthBase
+	for s := len(base) - 1; s >= 0; s-- {
 		c := fixedLitLen(257 + s)
 		top := fixedMaxMatch // 258 has a symbol of its own (285)
-		if s+1 < len(lengthBase) {
-			top = lengthBase[s+1] - 1
+		if s+1 < len(base) {
+			top = int(base[s+1]) - 1
 		}
-		for l := lengthBase[s]; l <= top; l++ {
-			t[l] = fixedCode{c.code | uint32(l-lengthBase[s])<<c.n, c.n + lengthExtra[s]}
+		for l := int(base[s]); l <= top; l++ {
+			t[l] = fixedCode{c.code | uint32(l-int(base[s]))<<c.n, c.n + deflatetab.LengthExtra[s]}
 		}
 	}
 	return t
@@ -198,7 +192,7 @@ var fixedLen = func() (t [fixedMaxMatch + 1]fixedCode) {
 // distCode returns distance d's code (5 bits) and extra bits, as one code.
 func distCode(d int) fixedCode {
 	s := distSymbol(d)
-	return fixedCode{reverse(uint32(s), 5) | uint32(d-distBase[s])<<5, 5 + distExtra[s]}
+	return fixedCode{reverse(uint32(s), 5) | uint32(d-int(deflatetab.DistBase[s]))<<5, 5 + deflatetab.DistExtra[s]}
 }
 
 // distSymbol returns the distance symbol of d (1 to 32768): the two

@@ -1,5 +1,7 @@
 package smallgzip
 
+import "github.com/indexima-exporter/indexima_exporter/internal/deflatetab"
+
 // A deflate decoder (RFC 1951) after zlib's puff: stored, fixed and
 // dynamic Huffman blocks, codes looked up in a table of their first
 // tableBits bits and the rare longer ones decoded bit by bit.
@@ -205,13 +207,6 @@ func (f *inflater) stored() bool {
 	return true
 }
 
-var (
-	lengthBase  = [29]uint16{3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258}
-	lengthExtra = [29]uint8{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0}
-	distBase    = [30]uint16{1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577}
-	distExtra   = [30]uint8{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13}
-)
-
 // codes decodes a block's symbols with lit and dist up to its end.
 func (f *inflater) codes(lit, dist *huffman) bool {
 	for {
@@ -228,23 +223,23 @@ func (f *inflater) codes(lit, dist *huffman) bool {
 			return true
 		default:
 			sym -= 257
-			if sym >= len(lengthBase) {
+			if sym >= len(deflatetab.LengthBase) {
 				return false
 			}
-			extra, ok := f.get(uint(lengthExtra[sym]))
+			extra, ok := f.get(uint(deflatetab.LengthExtra[sym]))
 			if !ok {
 				return false
 			}
-			n := int(lengthBase[sym]) + extra
+			n := int(deflatetab.LengthBase[sym]) + extra
 			ds := f.decode(dist)
-			if ds < 0 || ds >= len(distBase) {
+			if ds < 0 || ds >= len(deflatetab.DistBase) {
 				return false
 			}
-			extra, ok = f.get(uint(distExtra[ds]))
+			extra, ok = f.get(uint(deflatetab.DistExtra[ds]))
 			if !ok {
 				return false
 			}
-			d := int(distBase[ds]) + extra
+			d := int(deflatetab.DistBase[ds]) + extra
 			if d > len(f.out) || len(f.out)+n > f.max {
 				return false
 			}
