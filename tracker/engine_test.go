@@ -410,15 +410,22 @@ func (sc scenario) run(t testing.TB) outcome {
 	}
 	poll := func() bool {
 		con.shownRunning = map[int64]bool{}
-		before, err := st.AppendJSON(nil)
-		if err != nil {
-			t.Fatal(err)
+		// The state a poll is given is never modified, whatever the poll
+		// did (it works on a clone, State.Clone). Checked at every poll,
+		// every fourth under -race (the plain run in CI checks them all).
+		var before []byte
+		check := !raceEnabled || out.polls%4 == 0
+		if check {
+			var err error
+			if before, err = st.AppendJSON(nil); err != nil {
+				t.Fatal(err)
+			}
 		}
 		next, rep, err := Poll(context.Background(), con, st, opts)
-		// The state a poll is given is never modified, whatever the poll
-		// did (the copy on write of its tally, State.Clone).
-		if after, aerr := st.AppendJSON(nil); aerr != nil || !bytes.Equal(before, after) {
-			t.Fatalf("%v: the poll modified the state it was given (%v):\nbefore %s\nafter  %s", sc, aerr, before, after)
+		if check {
+			if after, aerr := st.AppendJSON(nil); aerr != nil || !bytes.Equal(before, after) {
+				t.Fatalf("%v: the poll modified the state it was given (%v):\nbefore %s\nafter  %s", sc, aerr, before, after)
+			}
 		}
 		if next != nil {
 			// Running events the engine kept from this poll's listings.
