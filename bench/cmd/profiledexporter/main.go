@@ -35,7 +35,7 @@ import (
 func main() {
 	stop := func() {}
 	if path := os.Getenv("CPUPROFILE"); path != "" {
-		f, err := os.Create(strings.ReplaceAll(path, "{pid}", strconv.Itoa(os.Getpid())))
+		f, err := createWithPID(path)
 		if err == nil {
 			err = pprof.StartCPUProfile(f)
 		}
@@ -73,10 +73,7 @@ func writeHeapAtHighs(path string) {
 		metrics.Read(live)
 		if v := live[0].Value.Uint64(); v > high {
 			high = v
-			if f, err := os.Create(path); err == nil {
-				pprof.Lookup("heap").WriteTo(f, 0)
-				f.Close()
-			}
+			writeHeap(path)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -113,7 +110,7 @@ func sampleMemoryClasses() func(path string) {
 	return func(path string) {
 		mu.Lock()
 		defer mu.Unlock()
-		f, err := os.Create(strings.ReplaceAll(path, "{pid}", strconv.Itoa(os.Getpid())))
+		f, err := createWithPID(path)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "profiledexporter: MEMCLASSES:", err)
 			return
@@ -135,12 +132,23 @@ func writeHeapInFlight(path string) {
 			time.Sleep(time.Millisecond)
 		}
 		runtime.GC()
-		if f, err := os.Create(path); err == nil {
-			pprof.Lookup("heap").WriteTo(f, 0)
-			f.Close()
-		}
+		writeHeap(path)
 		for runtime.NumGoroutine() >= 1000 {
 			time.Sleep(time.Millisecond)
 		}
+	}
+}
+
+// createWithPID creates the file path with "{pid}" in it made the process
+// ID (the harness starts one exporter per row).
+func createWithPID(path string) (*os.File, error) {
+	return os.Create(strings.ReplaceAll(path, "{pid}", strconv.Itoa(os.Getpid())))
+}
+
+// writeHeap writes the heap profile to path.
+func writeHeap(path string) {
+	if f, err := os.Create(path); err == nil {
+		pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
 	}
 }
