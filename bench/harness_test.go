@@ -93,4 +93,9 @@ func TestHarnessCompare(t *testing.T) {
 	if r.RSSA <= 0 || r.RSSB <= 0 || r.WallA <= 0 || r.WallB <= 0 {
 		t.Errorf("both exporters must have been measured: %+v", r)
 	}
+	// Every scrape allocates (the polls, the answer): read from the
+	// exporter's own Go metrics, which the collections come from too.
+	if r.AllocA <= 0 || r.AllocB <= 0 || r.GCA < 0 || r.GCB < 0 {
+		t.Errorf("allocations and collections per scrape not read: %+v", r)
+	}
 }

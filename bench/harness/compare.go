@@ -17,6 +17,14 @@ type CompareRow struct {
 	CPUA, CPUB   time.Duration // per node-scrape
 	RSSA, RSSB   int64
 	WallA, WallB time.Duration // median scrape
+	// GCA, GCB: the exporter's garbage collections per scrape, from its
+	// go_gc_duration_seconds; AllocA, AllocB: the bytes it allocated per
+	// scrape, from go_memstats_alloc_bytes_total. A scrape that allocates
+	// more than the heap holds live between scrapes makes the runtime
+	// collect in its middle (internal/app/gc.go): these tell why a change
+	// moved the CPU.
+	GCA, GCB       float64
+	AllocA, AllocB float64
 }
 
 // Compare runs the steady state of o.ExporterBin (A) and other (B) side by
@@ -68,6 +76,12 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 	fmt.Fprintf(o.Log, "N=%d: two exporters side by side (%d steady scrapes each)\n", n, row.Scrapes)
 	var cpu [2]time.Duration
 	var walls [2][]time.Duration
+	var gc0 [2]uint64
+	var al0 [2]float64
+	for i, e := range runs {
+		gc0[i] = e.last.gcCycles()
+		al0[i] = e.last.sum("go_memstats_alloc_bytes_total")
+	}
 	for range row.Scrapes {
 		for i, e := range runs {
 			ph, err := e.run(ctx, 1, o.Interval)
@@ -81,6 +95,10 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 	per := time.Duration(n * row.Scrapes)
 	row.CPUA, row.CPUB = cpu[0]/per, cpu[1]/per
 	row.WallA, row.WallB = median(walls[0]), median(walls[1])
+	row.GCA = float64(runs[0].last.gcCycles()-gc0[0]) / float64(row.Scrapes)
+	row.GCB = float64(runs[1].last.gcCycles()-gc0[1]) / float64(row.Scrapes)
+	row.AllocA = (runs[0].last.sum("go_memstats_alloc_bytes_total") - al0[0]) / float64(row.Scrapes)
+	row.AllocB = (runs[1].last.sum("go_memstats_alloc_bytes_total") - al0[1]) / float64(row.Scrapes)
 	for i, rss := range []*int64{&row.RSSA, &row.RSSB} {
 		m, err := readMemory(runs[i].p.pid())
 		if err != nil {
@@ -94,11 +112,11 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 // WriteCompareTable prints the rows of Compare.
 func WriteCompareTable(w io.Writer, rows []CompareRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "N\tscrapes\tA CPU µs/node-scrape\tB CPU µs/node-scrape\tB/A\tA RSS MiB\tB RSS MiB\tA scrape ms\tB scrape ms\t")
+	fmt.Fprintln(tw, "N\tscrapes\tA CPU µs/node-scrape\tB CPU µs/node-scrape\tB/A\tA RSS MiB\tB RSS MiB\tA scrape ms\tB scrape ms\tA GC/scrape\tB GC/scrape\tA MiB alloc/scrape\tB MiB alloc/scrape\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.1f\t%.1f\t%d\t%d\t\n", r.N, r.Scrapes,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.1f\t%.1f\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t\n", r.N, r.Scrapes,
 			r.CPUA.Microseconds(), r.CPUB.Microseconds(), float64(r.CPUB)/float64(max(r.CPUA, 1)),
-			float64(r.RSSA)/(1<<20), float64(r.RSSB)/(1<<20), r.WallA.Milliseconds(), r.WallB.Milliseconds())
+			float64(r.RSSA)/(1<<20), float64(r.RSSB)/(1<<20), r.WallA.Milliseconds(), r.WallB.Milliseconds(), r.GCA, r.GCB, r.AllocA/(1<<20), r.AllocB/(1<<20))
 	}
 	tw.Flush()
 }

@@ -57,6 +57,16 @@ func (e exposition) sumMatching(name string, keep func(*dto.Metric) bool) float6
 	return total
 }
 
+// gcCycles is the exporter's garbage collections so far, as its Go
+// collector reports them (0 without it).
+func (e exposition) gcCycles() uint64 {
+	f := e["go_gc_duration_seconds"]
+	if f == nil || len(f.Metric) == 0 || f.Metric[0].Summary == nil {
+		return 0
+	}
+	return f.Metric[0].Summary.GetSampleCount()
+}
+
 func hasLabel(m *dto.Metric, label, value string) bool {
 	for _, l := range m.Label {
 		if l.GetName() == label && l.GetValue() == value {

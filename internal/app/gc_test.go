@@ -5,9 +5,11 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
@@ -19,6 +21,7 @@ type gcRig struct {
 	g         *gcAfterScrapes
 	srv       *httptest.Server
 	collected atomic.Int32
+	ended     chan func() // each collection's ended, for the tests that end them
 
 	mu        sync.Mutex
 	heap      heapNow
@@ -26,9 +29,12 @@ type gcRig struct {
 }
 
 func newGCRig(t *testing.T, h http.Handler) *gcRig {
-	r := &gcRig{}
+	r := &gcRig{ended: make(chan func(), 16)}
 	r.g = &gcAfterScrapes{
-		collect: func() { r.collected.Add(1) },
+		collect: func(ended func()) {
+			r.collected.Add(1)
+			r.ended <- ended
+		},
 		read: func() heapNow {
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -97,7 +103,7 @@ func TestGCAfterScrapesOnlyWhenTheNextScrapeWouldCollect(t *testing.T) {
 // A collection in the middle of a scrape of many nodes polled at once
 // marks live what the polls under way hold, and the runtime's next goal is
 // twice that: between scrapes the heap is held to twice (GOGC) what the
-// latest collection moved here found live.
+// latest collection moved here found live, read when it has ended.
 func TestGCAfterScrapesHoldsTheHeapToWhatIsLiveBetweenScrapes(t *testing.T) {
 	const mib = 1 << 20
 	r := newGCRig(t, http.NotFoundHandler())
@@ -106,13 +112,26 @@ func TestGCAfterScrapesHoldsTheHeapToWhatIsLiveBetweenScrapes(t *testing.T) {
 		defer r.g.mu.Unlock()
 		return r.g.settled
 	}
+	// end ends n collections, the last finding live, then tells the one
+	// moved here that it has ended.
+	end := func(n, live uint64) {
+		t.Helper()
+		ended := <-r.ended
+		r.mu.Lock()
+		r.heap.live, r.heap.cycles = live, r.heap.cycles+n
+		r.mu.Unlock()
+		ended()
+	}
 	r.mu.Lock()
-	r.heap.live, r.heap.gogc = 30*mib, 100
+	r.heap.gogc, r.heap.cycles = 100, 7
 	r.mu.Unlock()
 	r.set(45*mib, 60*mib, 10*mib) // 55 after, +10 next: over 60
 	r.get(t, "")
 	r.waitCollections(t, 1)
-	testkit.WaitFor(t, "the settled goal", func() bool { return settled() == 60*mib })
+	end(1, 30*mib)
+	if got := settled(); got != 60*mib {
+		t.Fatalf("settled goal %d MiB after the collection moved here found 30 MiB live; want 60", got/mib)
+	}
 
 	r.set(45*mib, 120*mib, 10*mib) // the runtime's goal inflated; 55 +10 is over 60
 	r.get(t, "")
@@ -123,18 +142,61 @@ func TestGCAfterScrapesHoldsTheHeapToWhatIsLiveBetweenScrapes(t *testing.T) {
 		t.Fatalf("%d collections; the heap stayed under twice what was live", n)
 	}
 
-	// GOGC off: the runtime's goal alone (no settled goal).
+	// Two collections ended by the time the one moved here is seen to end:
+	// the latest is the pacer's, in the middle of a scrape; what it found
+	// live is not the heap between scrapes, and the settled goal stays.
+	end(2, 50*mib)
+	if got := settled(); got != 60*mib {
+		t.Fatalf("settled goal %d MiB taken from a collection in the middle of a scrape; want 60 kept", got/mib)
+	}
+
+	// GOGC=off (the runtime reports -1): nothing is moved.
 	r.mu.Lock()
-	r.heap.gogc = 0
+	r.heap.gogc = -1
 	r.mu.Unlock()
 	r.set(100*mib, 50*mib, 10*mib)
 	r.get(t, "")
-	r.waitCollections(t, 3)
-	testkit.WaitFor(t, "no settled goal", func() bool { return settled() == 0 })
-	r.set(70*mib, 120*mib, 10*mib) // over the old settled 60, under the goal
 	r.get(t, "")
-	if n := r.collected.Load(); n != 3 {
-		t.Fatalf("%d collections with GOGC off and the heap under the runtime's goal", n)
+	if n := r.collected.Load(); n != 2 {
+		t.Fatalf("%d collections with GOGC off", n)
+	}
+}
+
+// startCollection starts a collection of the real runtime, returns before
+// it has ended with GOGC as it found it, and tells when it has ended.
+func TestStartCollectionStartsOneWithoutWaiting(t *testing.T) {
+	// GOGC 1000: the pacer's own trigger is far above the garbage below
+	// (the heap's minimum goal alone is 40 MiB then).
+	gogc := debug.SetGCPercent(1000)
+	defer debug.SetGCPercent(gogc)
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	cycles := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
+	}
+	before := cycles()
+	// Garbage over the 1 % startCollection sets: 2 MiB in small objects.
+	var keep [][]byte
+	for range 1024 {
+		keep = append(keep, make([]byte, 2<<10))
+	}
+	keep = nil
+	if cycles() != before {
+		t.Fatalf("a collection before startCollection (GOGC 1000)")
+	}
+	ended := make(chan uint64, 1)
+	startCollection(func() { ended <- cycles() })
+	if got := debug.SetGCPercent(1000); got != 1000 {
+		t.Fatalf("GOGC %d after startCollection; want it set back to 1000", got)
+	}
+	select {
+	case n := <-ended:
+		if n != before+1 {
+			t.Fatalf("told of the end after %d collections; want the one started (%d)", n-before, 1)
+		}
+	case <-time.After(testkit.WaitTimeout):
+		t.Fatalf("no end of the collection told within %s (%d collections ended)", testkit.WaitTimeout, cycles()-before)
 	}
 }
 
@@ -182,7 +244,7 @@ func TestGCAfterScrapesReadsTheHeap(t *testing.T) {
 	gogc := debug.SetGCPercent(100)
 	debug.SetGCPercent(gogc)
 	if h.allocs == 0 || h.objects == 0 || h.goal < h.objects/2 || h.objects > h.allocs ||
-		h.live == 0 || h.live > h.goal || int(h.gogc) != gogc {
+		h.live == 0 || h.live > h.goal || h.gogc != int64(gogc) || h.cycles == 0 {
 		t.Fatalf("heap counters %+v (GOGC %d): not the runtime's", h, gogc)
 	}
 }
