@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -159,6 +160,83 @@ func TestGCAfterScrapesHoldsTheHeapToWhatIsLiveBetweenScrapes(t *testing.T) {
 	r.get(t, "")
 	if n := r.collected.Load(); n != 2 {
 		t.Fatalf("%d collections with GOGC off", n)
+	}
+}
+
+// Unless GOGC is the operator's, the collection moved after a scrape sets
+// GOGC so that the next scrape's allocations fit, one and a half times,
+// between what it found live and the goal (so the pacer does not collect
+// in the scrape's middle as well), within 100 and 200.
+func TestGCAfterScrapesSetsGOGCForWhatAScrapeAllocates(t *testing.T) {
+	const mib = 1 << 20
+	r := newGCRig(t, http.NotFoundHandler())
+	var set []int64
+	r.g.setGOGC = func(p int64) {
+		set = append(set, p) // under r.g.mu
+		r.mu.Lock()
+		r.heap.gogc = p
+		r.mu.Unlock()
+	}
+	r.mu.Lock()
+	r.heap.gogc = 100
+	r.mu.Unlock()
+	settled := func() uint64 {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return r.g.settled
+	}
+	// scrape makes a scrape that allocates allocs and is followed by the
+	// collection moved here, which finds live.
+	scrape := func(allocs, live uint64) {
+		t.Helper()
+		r.set(100*mib, 50*mib, allocs) // over the goal: the collection is moved here
+		r.get(t, "")
+		ended := <-r.ended
+		r.mu.Lock()
+		r.heap.live, r.heap.cycles = live, r.heap.cycles+1
+		r.mu.Unlock()
+		ended()
+	}
+	for _, c := range []struct {
+		allocs, live uint64
+		want         []int64
+		settled      uint64
+	}{
+		{allocs: 5 * mib, live: 5 * mib, want: []int64{150}, settled: 12*mib + mib/2}, // 5 + 1.5 x 5
+		{allocs: 3 * mib, live: 30 * mib, want: []int64{150, 100}, settled: 60 * mib}, // 4.5 fits in 30: back to 100
+		{allocs: 50 * mib, live: 10 * mib, want: []int64{150, 100, 200}, settled: 30 * mib},
+		{allocs: 40 * mib, live: 20 * mib, want: []int64{150, 100, 200}, settled: 60 * mib}, // 300 wanted, 200 already
+	} {
+		scrape(c.allocs, c.live)
+		if !slices.Equal(set, c.want) || settled() != c.settled {
+			t.Fatalf("scrape of %d MiB, %d MiB live: GOGC set %v, settled goal %.1f MiB; want %v and %.1f",
+				c.allocs/mib, c.live/mib, set, float64(settled())/mib, c.want, float64(c.settled)/mib)
+		}
+	}
+
+	// GOGC in the environment: the operator's, never changed.
+	r.g.setGOGC = nil
+	scrape(50*mib, 10*mib)
+	if len(set) != 3 || settled() != 30*mib {
+		t.Fatalf("GOGC set %v with the operator's in force; settled goal %.1f MiB, want 30 (twice 200 %%)", set, float64(settled())/mib)
+	}
+}
+
+func TestTunedGOGC(t *testing.T) {
+	for _, c := range []struct {
+		live, allocs uint64
+		want         int64
+	}{
+		{live: 0, allocs: 1 << 20, want: 100},
+		{live: 100, allocs: 10, want: 100},
+		{live: 100, allocs: 67, want: 101}, // 100.5 rounded up
+		{live: 100, allocs: 100, want: 150},
+		{live: 100, allocs: 134, want: 200}, // 201 wanted
+		{live: 5_100_000, allocs: 4_900_000, want: 145},
+	} {
+		if got := tunedGOGC(c.live, c.allocs); got != c.want {
+			t.Errorf("tunedGOGC(live %d, scrape allocs %d) = %d, want %d", c.live, c.allocs, got, c.want)
+		}
 	}
 }
 
