@@ -69,6 +69,22 @@ func (r *gcRig) get(t *testing.T, query string) {
 	resp.Body.Close()
 }
 
+func (r *gcRig) settled() uint64 {
+	r.g.mu.Lock()
+	defer r.g.mu.Unlock()
+	return r.g.settled
+}
+
+// endCollection ends n collections, the last finding live, then tells the
+// oldest collection moved after a scrape and not yet ended that it has.
+func (r *gcRig) endCollection(n, live uint64) {
+	ended := <-r.ended
+	r.mu.Lock()
+	r.heap.live, r.heap.cycles = live, r.heap.cycles+n
+	r.mu.Unlock()
+	ended()
+}
+
 // waitCollections waits for the count of collections: end decides before
 // the answer leaves the handler, but collects in a goroutine of its own.
 func (r *gcRig) waitCollections(t *testing.T, want int32) {
@@ -108,21 +124,7 @@ func TestGCAfterScrapesOnlyWhenTheNextScrapeWouldCollect(t *testing.T) {
 func TestGCAfterScrapesHoldsTheHeapToWhatIsLiveBetweenScrapes(t *testing.T) {
 	const mib = 1 << 20
 	r := newGCRig(t, http.NotFoundHandler())
-	settled := func() uint64 {
-		r.g.mu.Lock()
-		defer r.g.mu.Unlock()
-		return r.g.settled
-	}
-	// end ends n collections, the last finding live, then tells the one
-	// moved here that it has ended.
-	end := func(n, live uint64) {
-		t.Helper()
-		ended := <-r.ended
-		r.mu.Lock()
-		r.heap.live, r.heap.cycles = live, r.heap.cycles+n
-		r.mu.Unlock()
-		ended()
-	}
+	settled, end := r.settled, r.endCollection
 	r.mu.Lock()
 	r.heap.gogc, r.heap.cycles = 100, 7
 	r.mu.Unlock()
@@ -180,22 +182,14 @@ func TestGCAfterScrapesSetsGOGCForWhatAScrapeAllocates(t *testing.T) {
 	r.mu.Lock()
 	r.heap.gogc = 100
 	r.mu.Unlock()
-	settled := func() uint64 {
-		r.g.mu.Lock()
-		defer r.g.mu.Unlock()
-		return r.g.settled
-	}
+	settled := r.settled
 	// scrape makes a scrape that allocates allocs and is followed by the
 	// collection moved here, which finds live.
 	scrape := func(allocs, live uint64) {
 		t.Helper()
 		r.set(100*mib, 50*mib, allocs) // over the goal: the collection is moved here
 		r.get(t, "")
-		ended := <-r.ended
-		r.mu.Lock()
-		r.heap.live, r.heap.cycles = live, r.heap.cycles+1
-		r.mu.Unlock()
-		ended()
+		r.endCollection(1, live)
 	}
 	for _, c := range []struct {
 		allocs, live uint64
