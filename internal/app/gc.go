@@ -194,6 +194,10 @@ func (g *gcAfterScrapes) settle(before uint64) {
 // (one is already running), the pacer collects as before, and ended comes
 // after the next one.
 func startCollection(ended func()) {
+	// Before GOGC goes down: at 1 %, the watched object's own allocation
+	// could start the collection while watch still holds it, and that
+	// collection would keep it.
+	watch(ended)
 	gogcMu.Lock()
 	defer gogcMu.Unlock()
 	gogc := debug.SetGCPercent(1)
@@ -201,7 +205,6 @@ func startCollection(ended func()) {
 		debug.SetGCPercent(gogc) // GOGC=off (end does not get here then)
 		return
 	}
-	watch(ended)
 	trigger = make([]byte, triggerSize)
 	trigger = nil
 	debug.SetGCPercent(gogc)
