@@ -106,11 +106,15 @@ func newGCAfterScrapes() *gcAfterScrapes {
 				samples[3].Value.Uint64(), int64(int32(samples[4].Value.Uint64())), samples[5].Value.Uint64()}
 		},
 	}
-	if os.Getenv("GOGC") == "" {
+	if !keepGOGC {
 		g.setGOGC = setGCPercent
 	}
 	return g
 }
+
+// keepGOGC is set when GOGC is the operator's, set in the environment: it
+// is never changed then.
+var keepGOGC = os.Getenv("GOGC") != ""
 
 func (g *gcAfterScrapes) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

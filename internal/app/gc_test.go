@@ -320,3 +320,17 @@ func TestGCAfterScrapesReadsTheHeap(t *testing.T) {
 		t.Fatalf("heap counters %+v (GOGC %d): not the runtime's", h, gogc)
 	}
 }
+
+// The exporter sets GOGC unless it is the operator's (TestMain keeps it
+// for the other tests of this package).
+func TestNewGCAfterScrapesSetsGOGCUnlessTheOperatorDoes(t *testing.T) {
+	defer func(keep bool) { keepGOGC = keep }(keepGOGC)
+	keepGOGC = false
+	if newGCAfterScrapes().setGOGC == nil {
+		t.Error("GOGC not set by the exporter with none in the environment")
+	}
+	keepGOGC = true
+	if newGCAfterScrapes().setGOGC != nil {
+		t.Error("GOGC set by the exporter with the operator's in the environment")
+	}
+}
