@@ -94,8 +94,9 @@ func TestHarnessCompare(t *testing.T) {
 		t.Errorf("both exporters must have been measured: %+v", r)
 	}
 	// Every scrape allocates (the polls, the answer): read from the
-	// exporter's own Go metrics, which the collections come from too.
-	if r.AllocA <= 0 || r.AllocB <= 0 || r.GCA < 0 || r.GCB < 0 {
-		t.Errorf("allocations and collections per scrape not read: %+v", r)
+	// exporter's own Go metrics (the collections too: their reading is
+	// TestGCAndAllocsReadsTheGoCollector's).
+	if r.AllocA <= 0 || r.AllocB <= 0 {
+		t.Errorf("allocations per scrape not read: %+v", r)
 	}
 }

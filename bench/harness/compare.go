@@ -76,11 +76,9 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 	fmt.Fprintf(o.Log, "N=%d: two exporters side by side (%d steady scrapes each)\n", n, row.Scrapes)
 	var cpu [2]time.Duration
 	var walls [2][]time.Duration
-	var gc0 [2]uint64
-	var al0 [2]float64
+	var gc0, alloc0 [2]float64
 	for i, e := range runs {
-		gc0[i] = e.last.gcCycles()
-		al0[i] = e.last.sum("go_memstats_alloc_bytes_total")
+		gc0[i], alloc0[i] = e.last.gcAndAllocs()
 	}
 	for range row.Scrapes {
 		for i, e := range runs {
@@ -95,10 +93,10 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 	per := time.Duration(n * row.Scrapes)
 	row.CPUA, row.CPUB = cpu[0]/per, cpu[1]/per
 	row.WallA, row.WallB = median(walls[0]), median(walls[1])
-	row.GCA = float64(runs[0].last.gcCycles()-gc0[0]) / float64(row.Scrapes)
-	row.GCB = float64(runs[1].last.gcCycles()-gc0[1]) / float64(row.Scrapes)
-	row.AllocA = (runs[0].last.sum("go_memstats_alloc_bytes_total") - al0[0]) / float64(row.Scrapes)
-	row.AllocB = (runs[1].last.sum("go_memstats_alloc_bytes_total") - al0[1]) / float64(row.Scrapes)
+	for i, out := range [][2]*float64{{&row.GCA, &row.AllocA}, {&row.GCB, &row.AllocB}} {
+		gc, alloc := runs[i].last.gcAndAllocs()
+		*out[0], *out[1] = (gc-gc0[i])/float64(row.Scrapes), (alloc-alloc0[i])/float64(row.Scrapes)
+	}
 	for i, rss := range []*int64{&row.RSSA, &row.RSSB} {
 		m, err := readMemory(runs[i].p.pid())
 		if err != nil {

@@ -57,14 +57,13 @@ func (e exposition) sumMatching(name string, keep func(*dto.Metric) bool) float6
 	return total
 }
 
-// gcCycles is the exporter's garbage collections so far, as its Go
-// collector reports them (0 without it).
-func (e exposition) gcCycles() uint64 {
-	f := e["go_gc_duration_seconds"]
-	if f == nil || len(f.Metric) == 0 || f.Metric[0].Summary == nil {
-		return 0
+// gcAndAllocs is the exporter's garbage collections and bytes allocated
+// so far, as its Go collector reports them (0 without it).
+func (e exposition) gcAndAllocs() (collections, allocs float64) {
+	if f := e["go_gc_duration_seconds"]; f != nil && len(f.Metric) > 0 && f.Metric[0].Summary != nil {
+		collections = float64(f.Metric[0].Summary.GetSampleCount())
 	}
-	return f.Metric[0].Summary.GetSampleCount()
+	return collections, e.sum("go_memstats_alloc_bytes_total")
 }
 
 func hasLabel(m *dto.Metric, label, value string) bool {

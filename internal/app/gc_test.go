@@ -253,7 +253,6 @@ func TestStartCollectionStartsOneWithoutWaiting(t *testing.T) {
 	for range 1024 {
 		keep = append(keep, make([]byte, 2<<10))
 	}
-	keep = nil
 	if cycles() != before {
 		t.Fatalf("a collection before startCollection (GOGC 1000)")
 	}
