@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -10,10 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
-
-	"github.com/indexima-exporter/indexima_exporter/internal/freelist"
-	"github.com/indexima-exporter/indexima_exporter/internal/smallgzip"
 )
 
 // maxExcerptBytes bounds the body excerpt carried by errors.
@@ -109,11 +106,7 @@ type body struct {
 	*bufio.Reader
 	head *headKeeper
 	raw  *bufio.Reader // pooled, see release
-	z    *gzip.Reader  // pooled; nil for a plain body or a small one
-	// small is a small gzip answer decoded whole (smallgzip), read
-	// through smallR; pooled.
-	small  []byte
-	smallR bytes.Reader
+	z    *gzip.Reader  // pooled; nil for a plain body
 }
 
 // openBody wraps resp.Body: gzip is detected from Content-Encoding or from
@@ -127,26 +120,10 @@ func openBody(resp *http.Response, limit int64) (*body, error) {
 	default:
 		return nil, fmt.Errorf("unsupported Content-Encoding %q (the client asks for gzip only)", truncate(sanitize([]byte(enc), 40), 40))
 	}
-	b := &body{raw: readerOn(rawReaders, resp.Body)}
+	b := &body{raw: readerOn(&rawReaders, resp.Body)}
 	var r io.Reader = b.raw
 	magic, _ := b.raw.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		// An answer that fits in the buffer (most do: a count, a steady
-		// listing) is decoded whole, without compress/gzip's reset of its
-		// decompressor; anything smallgzip does not take goes the stream
-		// way, which reports what is wrong with it.
-		if whole, err := b.raw.Peek(rawBufferSize); err == io.EOF {
-			out, ok := smallgzip.Decode(smallBufs.Get(), whole, int(min(limit, maxSmallOutput)))
-			if ok {
-				_, _ = b.raw.Discard(len(whole))
-				b.small = out
-				b.smallR.Reset(out)
-				b.head = &headKeeper{r: &b.smallR}
-				b.Reader = readerOn(decoderReaders, b.head)
-				return b, nil
-			}
-			putSmall(out)
-		}
 		z, err := getGzip(b.raw)
 		if err != nil {
 			b.release()
@@ -156,33 +133,27 @@ func openBody(resp *http.Response, limit int64) (*body, error) {
 		r = gzipReader{z: z}
 	}
 	b.head = &headKeeper{r: &limitReader{r: r, left: limit, limit: limit}}
-	b.Reader = readerOn(decoderReaders, b.head)
+	b.Reader = readerOn(&decoderReaders, b.head)
 	return b, nil
 }
 
 // Bodies are read in a bounded number of slots, and the buffers and gzip
 // readers of the slots are reused. A scrape polls every node at once and
-// their answers arrive together: unbounded, each open body held its own
-// decoding buffer (then 64 KiB) and gzip decompressor (about 40 KiB), which
-// made most of the exporter's garbage. Decoding a
-// small answer takes microseconds, so the slots add no latency; a body
-// that trickles holds its slot until the call's timeout at most.
+// their answers arrive together: unbounded, each open body would hold its
+// own decoding buffer and gzip decompressor at once. Decoding a small
+// answer takes microseconds, so the slots add no latency; a body that
+// trickles holds its slot until the call's timeout at most.
 const maxOpenBodies = 16
 
 var (
 	bodySlots      = make(chan struct{}, maxOpenBodies)
-	rawReaders     = freelist.New(maxOpenBodies, func() *bufio.Reader { return bufio.NewReaderSize(nil, rawBufferSize) })
-	decoderReaders = freelist.New(maxOpenBodies, func() *bufio.Reader { return bufio.NewReaderSize(nil, decoderBufferSize) })
-	gzipReaders    = freelist.New(maxOpenBodies, func() *gzip.Reader { return new(gzip.Reader) }) // its Reset makes the rest
-	smallBufs      = freelist.New(maxOpenBodies, func() []byte { return make([]byte, 0, 4*rawBufferSize) })
+	rawReaders     = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, rawBufferSize) }}
+	decoderReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, decoderBufferSize) }}
+	gzipReaders    = sync.Pool{New: func() any { return new(gzip.Reader) }} // its Reset makes the rest
 )
 
 // rawBufferSize is the buffer between the connection and gzip.
 const rawBufferSize = 4096
-
-// maxSmallOutput bounds what a small answer decodes to in one piece; a
-// larger content goes the stream way, through the limit reader.
-const maxSmallOutput = 1 << 20
 
 // acquireBodySlot waits for a slot to read a body in; false when ctx ends first.
 func acquireBodySlot(ctx context.Context) bool {
@@ -197,19 +168,19 @@ func acquireBodySlot(ctx context.Context) bool {
 func releaseBodySlot() { <-bodySlots }
 
 // readerOn returns a reader of free reading r.
-func readerOn(free *freelist.List[*bufio.Reader], r io.Reader) *bufio.Reader {
-	br := free.Get()
+func readerOn(free *sync.Pool, r io.Reader) *bufio.Reader {
+	br := free.Get().(*bufio.Reader)
 	br.Reset(r)
 	return br
 }
 
-func putReader(free *freelist.List[*bufio.Reader], br *bufio.Reader) {
+func putReader(free *sync.Pool, br *bufio.Reader) {
 	br.Reset(nil)
 	free.Put(br)
 }
 
 func getGzip(r io.Reader) (*gzip.Reader, error) {
-	z := gzipReaders.Get()
+	z := gzipReaders.Get().(*gzip.Reader)
 	if err := z.Reset(r); err != nil {
 		gzipReaders.Put(z)
 		return nil, err
@@ -217,31 +188,20 @@ func getGzip(r io.Reader) (*gzip.Reader, error) {
 	return z, nil
 }
 
-func putSmall(b []byte) {
-	if cap(b) <= 16*rawBufferSize { // an unusual answer's is not kept
-		smallBufs.Put(b[:0])
-	}
-}
-
 // release hands the body's buffers back for reuse. The body must not be
 // read afterwards; decoders copy what they keep (strings, numbers), so
 // nothing handed to callers points into these buffers.
 func (b *body) release() {
 	if b.Reader != nil {
-		putReader(decoderReaders, b.Reader)
+		putReader(&decoderReaders, b.Reader)
 		b.Reader = nil
 	}
 	if b.z != nil {
 		gzipReaders.Put(b.z)
 		b.z = nil
 	}
-	if b.small != nil {
-		b.smallR.Reset(nil)
-		putSmall(b.small)
-		b.small = nil
-	}
 	if b.raw != nil {
-		putReader(rawReaders, b.raw)
+		putReader(&rawReaders, b.raw)
 		b.raw = nil
 	}
 }

@@ -1,20 +1,18 @@
-// Package collector is the exposition room: it turns the nodes' committed
-// states into Prometheus series. Its Exporter is a prometheus.Collector
-// that, at each scrape, asks the poller (package poller) to poll the nodes
-// within the scrape's deadline, then reads what the polls committed and
-// emits, per node, the core series (scrape.go) and those of every enabled
-// sub-collector (collector_*.go, one file each, joining the registry in
-// registry.go from its init), with descriptors as data (descs.go) and
-// const series built for hundreds of nodes (series.go). The sub-collectors
-// emit through a sink (sink.go): to a collector's channel (Collect, /probe),
-// or for /metrics straight into metric families without a registry
-// (families.go, ScrapeGatherer), or, for /metrics in a text format with
-// gzip, into each node's encoded lines, kept between scrapes and reused
-// while they do not change (encoded.go, ScrapeEncoded). NewAPIObserver
-// (observer.go) feeds the exporter's own metrics of its console calls.
+// Package collector turns the nodes' committed states into Prometheus
+// series. Its Exporter is a prometheus.Collector that, at each scrape, asks
+// the poller (package poller) to poll the nodes within the scrape's
+// deadline, then reads what the polls committed and emits, per node, the
+// core series (scrape.go) and those of every enabled sub-collector
+// (collector_*.go, one file each, joining the registry in registry.go from
+// its init), with descriptors as data (descs.go) and const series built for
+// hundreds of nodes (series.go). The sub-collectors emit through a sink
+// (sink.go): to a collector's channel (Collect, /probe), or for /metrics
+// straight into metric families without a registry (families.go,
+// ScrapeGatherer). NewAPIObserver (observer.go) feeds the exporter's own
+// metrics of its console calls.
 //
-// It does not poll, count, keep cursors or talk HTTP: polls, deadlines,
-// shared polls, failure reasons and info calls are the poller's, counting
-// is the engine's (tracker), HTTP is the client's (apiclient). The state
-// file is package store's; the HTTP server and flags are internal/app's.
+// It does not poll, count, keep cursors, talk HTTP or compress: polls,
+// deadlines, shared polls, failure reasons and info calls are the poller's,
+// counting is the engine's (tracker), HTTP is the client's (apiclient) and
+// the web endpoints'. The state file is package store's.
 package collector

@@ -27,8 +27,6 @@ type Exporter struct {
 	mu     sync.Mutex
 	set    *poller.Set // the configuration clusters was made for
 	series []*clusterSeries
-
-	encoded encodedCache // what /metrics encoded last (encoded.go)
 }
 
 // clusterSeries is one configured cluster as the exposition sees it: its

@@ -141,26 +141,8 @@ func (s *familySink) gathered() []*dto.MetricFamily {
 	return out
 }
 
-// reset empties s for another use, keeping its memory: the families (and
-// the capacity of their series) and the slabs' arrays. Nothing s handed
-// out before may be used after.
-func (s *familySink) reset() {
-	for _, f := range s.fams {
-		if f != nil {
-			clear(f.Metric)
-			f.Metric = f.Metric[:0]
-		}
-	}
-	s.metrics.reset()
-	s.gauges.reset()
-	s.counters.reset()
-	s.floats.reset()
-	s.pairs.reset()
-	s.hists.reset()
-}
-
 // slab hands out values of T from arrays of slabSize (one allocation per
-// slabSize values), zeroed, and hands them out again after reset.
+// slabSize values), zeroed.
 type slab[T any] struct {
 	arrays [][]T
 	a, i   int // the next value is arrays[a][i]
@@ -185,6 +167,3 @@ func (s *slab[T]) take(n int) []T {
 		s.a, s.i = s.a+1, 0
 	}
 }
-
-// reset hands out the values from the first again.
-func (s *slab[T]) reset() { s.a, s.i = 0, 0 }

@@ -30,13 +30,9 @@ func TestFamiliesAreWhatTheRegistryGathers(t *testing.T) {
 	for _, named := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cluster-label=%v", named), func(t *testing.T) {
 			seen := map[string]bool{}
-			// One sink for every step, reset in between, as the encoded
-			// exposition reuses its node sink: what the values held then
-			// must not show through.
-			var s familySink
 			scenario(t, named, 8, func(e *env, step int) {
 				clusters, results := e.pollAll()
-				s.reset()
+				var s familySink
 				e.exp.emit(&s, clusters, results)
 				got := s.gathered()
 				reg := prometheus.NewRegistry()
@@ -104,7 +100,7 @@ func scenario(t *testing.T, named bool, steps int, check func(e *env, step int))
 // and the results.
 func (e *env) pollAll() ([]*clusterSeries, []poller.Result) {
 	clusters := e.exp.seriesOf(e.p.Current())
-	return clusters, e.exp.poll(context.Background(), clusters, nil)
+	return clusters, e.exp.poll(context.Background(), clusters)
 }
 
 // compareFamilies fails unless got and want have the same families in the

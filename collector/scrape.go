@@ -15,26 +15,24 @@ import (
 // enabled sub-collector, from what the polls committed. A node whose poll
 // the deadline cut is down for this scrape; the others are served on time.
 func (e *Exporter) collect(ctx context.Context, out sink, clusters []*clusterSeries) {
-	e.emit(out, clusters, e.poll(ctx, clusters, nil))
+	e.emit(out, clusters, e.poll(ctx, clusters))
 }
 
 // poll polls every node of clusters within ctx's deadline and returns
-// their results in order; done, when not nil, is called with each node's
-// index and result as soon as its poll ends (poller.PollEach).
-func (e *Exporter) poll(ctx context.Context, clusters []*clusterSeries, done func(int, poller.Result)) []poller.Result {
+// their results in order.
+func (e *Exporter) poll(ctx context.Context, clusters []*clusterSeries) []poller.Result {
 	var nodes []*poller.NodeRuntime
 	for _, c := range clusters {
 		for _, ns := range c.nodes {
 			nodes = append(nodes, ns.n)
 		}
 	}
-	return e.p.PollEach(ctx, nodes, e.want, done)
+	return e.p.Poll(ctx, nodes, e.want)
 }
 
 // emit sends to out the series of the nodes of clusters, from what their
 // polls committed and results (this scrape's outcome of each node, in
-// order), node after node, then the scrape's gauges. (The encoded
-// exposition emits each node apart: encoded.go.)
+// order), node after node, then the scrape's gauges.
 func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Result) {
 	window := e.p.LateWindow()
 	var keys []string // sortedKeys' scratch, one scrape's

@@ -5,8 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"github.com/indexima-exporter/indexima_exporter/internal/freelist"
+	"sync"
 )
 
 // fastGzip compresses the answers of h with gzip at gzip.BestSpeed for
@@ -28,12 +27,11 @@ func fastGzip(h http.Handler) http.Handler {
 	})
 }
 
-// gzipWriters keeps idle gzip writers for the next answers: about as many
-// as answers are written at once.
-var gzipWriters = freelist.New(4, func() *gzip.Writer {
+// gzipWriters keeps idle gzip writers for the next answers.
+var gzipWriters = sync.Pool{New: func() any {
 	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // the level is valid: no error
 	return w
-})
+}}
 
 // gzipResponseWriter compresses a successful answer; an error answer (its
 // status set before the first write) goes out as it is, readable.
@@ -52,7 +50,7 @@ func (g *gzipResponseWriter) WriteHeader(code int) {
 	if code == http.StatusOK && h.Get("Content-Encoding") == "" {
 		h.Set("Content-Encoding", "gzip")
 		h.Del("Content-Length")
-		g.gz = gzipWriters.Get()
+		g.gz = gzipWriters.Get().(*gzip.Writer)
 		g.gz.Reset(g.ResponseWriter)
 	}
 	g.ResponseWriter.WriteHeader(code)

@@ -152,8 +152,7 @@ func TestOpenMetricsWhenAsked(t *testing.T) {
 			if len(want) == 0 || want[`indexima_events_total{event="NODE_DOWN",node="a"}`] != 1 {
 				t.Fatalf("text exposition without the counted report:\n%s", text)
 			}
-			// Text with gzip: /metrics answers from the encoded lines
-			// (collector.ScrapeEncoded), the rest through promhttp.
+			// Text with gzip: the same samples, compressed.
 			ct, gz := scrape(t, url, "", "gzip")
 			if !strings.HasPrefix(ct, "text/plain; version=0.0.4") || strings.Contains(gz, "# EOF") {
 				t.Errorf("no Accept header, gzip: Content-Type %q, want text 0.0.4 without # EOF", ct)

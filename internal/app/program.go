@@ -111,11 +111,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	probe := probeHandler(exporter, afterProbe, o.timeoutOffset, logger)
 	gather := func(ctx context.Context) prometheus.Gatherer { return inOrder{p.reg, nodes(ctx), apiReg} }
 	status := statusHandler(polls, p.reloader, o.telemetryPath, o.probeOnly, logger)
-	var encoded *encodedMetrics
-	if !o.probeOnly {
-		encoded = &encodedMetrics{exporter: exporter, before: p.reg, after: apiReg, saved: afterMetrics, logger: logger}
-	}
-	p.handler, err = newHandler(p.reg, gather, encoded, o.timeoutOffset, o.telemetryPath, p.reloader, probe, status, logger)
+	p.handler, err = newHandler(p.reg, gather, o.timeoutOffset, o.telemetryPath, p.reloader, probe, status, logger)
 	return p, err
 }
 

@@ -16,10 +16,9 @@ import (
 )
 
 // newHandler routes the exporter's HTTP endpoints. /metrics serves what
-// gather gives for the scrape's deadline (scrapeContext, offset), or
-// encoded's answer when it serves the request (nil: never);
-// reg receives the metrics of the /metrics handler itself.
-func newHandler(reg prometheus.Registerer, gather func(context.Context) prometheus.Gatherer, encoded *encodedMetrics, offset time.Duration, metricsPath string, r *reloader, probe, status http.Handler, logger log.Logger) (http.Handler, error) {
+// gather gives for the scrape's deadline (scrapeContext, offset); reg
+// receives the metrics of the /metrics handler itself.
+func newHandler(reg prometheus.Registerer, gather func(context.Context) prometheus.Gatherer, offset time.Duration, metricsPath string, r *reloader, probe, status http.Handler, logger log.Logger) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/probe", fastGzip(probe))
 	mux.Handle("/sd", sdHandler(r))
@@ -28,13 +27,9 @@ func newHandler(reg prometheus.Registerer, gather func(context.Context) promethe
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := scrapeContext(req, offset)
 		defer cancel()
-		if format, ok := encoded.format(req); ok {
-			encoded.serve(ctx, w, format)
-			return
-		}
 		promhttp.HandlerFor(gather(ctx), opts).ServeHTTP(w, req)
 	})
-	mux.Handle(metricsPath, newGCAfterScrapes().wrap(promhttp.InstrumentMetricHandler(reg, fastGzip(metrics))))
+	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(reg, fastGzip(metrics)))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "Healthy.\n")
 	})
