@@ -1,13 +1,14 @@
 // Command indexima_exporter exports the events of Indexima clusters as
-// Prometheus metrics. The program lives in internal/app; main only runs it.
+// Prometheus metrics. The program is wired in internal/program; main only
+// runs it.
 package main
 
 import (
 	"os"
 
-	"github.com/indexima-exporter/indexima_exporter/internal/app"
+	"github.com/indexima-exporter/indexima_exporter/internal/program"
 )
 
 func main() {
-	os.Exit(app.Run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(program.Run(os.Args[1:], os.Stdout, os.Stderr))
 }

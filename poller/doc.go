@@ -1,4 +1,4 @@
-// Package poller is the polling room: it polls the configured nodes of
+// Package poller polls the configured nodes of
 // each cluster through the console and keeps each node's committed state.
 //
 // Per node it runs one poll at a time, shared by every scrape that arrives
@@ -17,5 +17,5 @@
 // (Poller.Current, NodeRuntime.Committed) and makes series of them. It
 // knows nothing of HTTP beyond the client it is given, nor of files: the
 // state store is package store's, the configuration and flags are
-// internal/app's.
+// internal/program's.
 package poller

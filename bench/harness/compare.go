@@ -21,8 +21,7 @@ type CompareRow struct {
 	// go_gc_duration_seconds; AllocA, AllocB: the bytes it allocated per
 	// scrape, from go_memstats_alloc_bytes_total. A scrape that allocates
 	// more than the heap holds live between scrapes makes the runtime
-	// collect in its middle (internal/app/gc.go): these tell why a change
-	// moved the CPU.
+	// collect in its middle: these tell why a change moved the CPU.
 	GCA, GCB       float64
 	AllocA, AllocB float64
 }

@@ -29,7 +29,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/indexima-exporter/indexima_exporter/internal/app"
+	"github.com/indexima-exporter/indexima_exporter/internal/program"
 )
 
 func main() {
@@ -58,7 +58,7 @@ func main() {
 		write := sampleMemoryClasses()
 		stop = func() { prev(); write(path) }
 	}
-	code := app.Run(os.Args[1:], os.Stdout, os.Stderr)
+	code := program.Run(os.Args[1:], os.Stdout, os.Stderr)
 	stop() // os.Exit skips deferred calls
 	os.Exit(code)
 }

@@ -1,0 +1,76 @@
+package program
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	sloggokit "github.com/tjhop/slog-gokit"
+)
+
+// newLoggers returns the exporter's go-kit logger and, for the libraries
+// that want *slog.Logger (exporter-toolkit), a bridge writing through the
+// same go-kit output so both share format, filter and destination.
+func newLoggers(w io.Writer, lvl, format string) (log.Logger, *slog.Logger) {
+	var base log.Logger
+	if format == "json" {
+		base = log.NewJSONLogger(log.NewSyncWriter(w))
+	} else {
+		base = log.NewLogfmtLogger(log.NewSyncWriter(w))
+	}
+	var allow level.Option
+	var slogLevel slog.Level
+	switch lvl {
+	case "debug":
+		allow, slogLevel = level.AllowDebug(), slog.LevelDebug
+	case "warn":
+		allow, slogLevel = level.AllowWarn(), slog.LevelWarn
+	case "error":
+		allow, slogLevel = level.AllowError(), slog.LevelError
+	default:
+		allow, slogLevel = level.AllowInfo(), slog.LevelInfo
+	}
+	// The slog bridge adds its own time and caller from the slog record;
+	// its "time" key becomes our "ts", in UTC, so every line looks alike.
+	fromSlog := log.LoggerFunc(func(kv ...any) error {
+		for i := 0; i+1 < len(kv); i += 2 {
+			if k, ok := kv[i].(string); ok && k == slog.TimeKey {
+				kv[i] = "ts"
+				if t, ok := kv[i+1].(time.Time); ok {
+					kv[i+1] = t.UTC()
+				}
+			}
+		}
+		return base.Log(kv...)
+	})
+	slogger := slog.New(sloggokit.NewGoKitHandler(level.NewFilter(fromSlog, allow), slogLevel))
+	// The filter outermost, so that a line below the level is dropped
+	// before its timestamp and caller are taken: the debug line of every
+	// console call took a caller (a walk of the stack) at every level, a
+	// fiftieth of a scrape's CPU. With the filter between the call site and
+	// the valuers, the depth of the call site varies: callSite looks for it.
+	return level.NewFilter(log.With(base, "ts", log.DefaultTimestampUTC, "caller", callSite), allow), slogger
+}
+
+// callSite is log.DefaultCaller for a logger whose valuers are not called
+// by the call site's context directly: the file:line of the first frame
+// outside go-kit's log packages.
+var callSite log.Valuer = func() any {
+	var pcs [16]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
+	for {
+		f, more := frames.Next()
+		if !strings.HasPrefix(f.Function, "github.com/go-kit/log") {
+			return filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
+		}
+		if !more {
+			return "unknown"
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package program
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/version"
+
+	"github.com/indexima-exporter/indexima_exporter/collector"
+	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/internal/demo"
+	"github.com/indexima-exporter/indexima_exporter/internal/discovery"
+	"github.com/indexima-exporter/indexima_exporter/internal/statuspage"
+	"github.com/indexima-exporter/indexima_exporter/internal/web"
+	"github.com/indexima-exporter/indexima_exporter/poller"
+)
+
+// program is the running exporter, wired: registries, collector,
+// configuration, state file, demo cluster and HTTP handler.
+type program struct {
+	o        *options
+	logger   log.Logger
+	reg      *prometheus.Registry
+	reloader *reloader
+	state    *stateStore // nil without --events.state-file
+	demo     *demo.Demo  // nil without --demo
+	handler  http.Handler
+	// nodes gathers the nodes' metrics within a scrape's deadline (nothing
+	// with --scrape.probe-only).
+	nodes func(context.Context) prometheus.Gatherer
+}
+
+// newProgram builds everything and loads the configuration; an error is a
+// start the user must fix (one line).
+func newProgram(o *options, logger log.Logger) (p *program, err error) {
+	p = &program{o: o, logger: logger, reg: prometheus.NewRegistry()}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	p.reg.MustRegister(
+		versioncollector.NewCollector(Name), // indexima_exporter_build_info
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	polls := poller.New(poller.Options{
+		Logger:         log.With(logger, "component", "poller"),
+		Concurrency:    o.concurrency,
+		MaxLabelValues: o.maxLabelValues,
+		LateWindow:     o.lateWindow,
+		LookBack:       o.lookBack,
+		LookBackCalls:  o.lookBackCalls,
+	})
+	exporter, err := collector.New(polls, collector.Options{
+		Logger:  log.With(logger, "component", "collector"),
+		Enabled: o.collectors(),
+	})
+	if err != nil {
+		return p, err
+	}
+	apply := polls.SetClusters
+	afterMetrics := func() {}
+	var afterProbe func(cluster, target string)
+	var state *stateStore
+	if o.stateFile != "" {
+		state = newStateStore(o.stateFile, polls, log.With(logger, "component", "state"))
+		afterMetrics, afterProbe = state.afterMetrics, state.afterProbe
+		p.reg.MustRegister(state.collectors()...)
+	}
+	// What /metrics polls, within a scrape's deadline. With
+	// --scrape.probe-only, Prometheus shards the nodes across replicas
+	// through /probe; a /metrics that polled every node would have each
+	// replica poll them all again at every scrape.
+	nodes := func(ctx context.Context) prometheus.Gatherer {
+		if o.probeOnly {
+			return prometheus.Gatherers(nil)
+		}
+		return savingGatherer{exporter.ScrapeGatherer(ctx), afterMetrics}
+	}
+	p.nodes = nodes
+	// The API call metrics live in a registry gathered after the main one
+	// (web.InOrder gathers in order), so a scrape shows the calls it made
+	// itself; in the same registry they would be read while the polls run.
+	apiReg := prometheus.NewRegistry()
+	builder := clientBuilder{observer: collector.NewAPIObserver(apiReg), logger: log.With(logger, "component", "apiclient"),
+		concurrency: o.concurrency, logCalls: o.logLevel == "debug"}
+
+	source := func() (*config.Config, error) { return config.Load(o.configFile) }
+	build := builder.fileBuilder(o.configFile)
+	if o.demo {
+		if p.demo, err = demo.Start(logger); err != nil {
+			return p, err
+		}
+		demoCfg := p.demo.Config()
+		source = func() (*config.Config, error) { return demoCfg, nil }
+		build = builder.build
+	}
+	p.reloader = newReloader(p.reg, log.With(logger, "component", "config"), source, build, apply)
+	if err := p.reloader.load(); err != nil {
+		return p, err
+	}
+	if state != nil {
+		if err := state.restore(); err != nil {
+			return p, err
+		}
+		p.state = state // from now on, close saves it
+	}
+	p.handler, err = web.NewHandler(web.Options{
+		MetricsPath:   o.telemetryPath,
+		TimeoutOffset: o.timeoutOffset,
+		Registerer:    p.reg,
+		// The API call metrics after the nodes': a scrape shows the calls
+		// it made itself.
+		Gather: func(ctx context.Context) prometheus.Gatherer { return web.InOrder{p.reg, nodes(ctx), apiReg} },
+		Probe:  web.ProbeHandler(exporter, afterProbe, o.timeoutOffset, logger),
+		Status: statuspage.Handler(polls, p.reloader, o.telemetryPath, o.probeOnly, logger),
+		SD:     discovery.Handler(p.reloader),
+		Config: p.reloader,
+		Logger: logger,
+	})
+	return p, err
+}
+
+// started logs the start and, in demo mode, starts the scenario.
+func (p *program) started() {
+	level.Info(p.logger).Log("msg", "starting "+Name, "version", version.Info(), "build_context", version.BuildContext())
+	if p.demo != nil {
+		// First contact now, so the demo's opening events are counted.
+		ctx, cancel := context.WithTimeout(context.Background(), poller.DefaultScrapeBudget)
+		_, err := p.nodes(ctx).Gather()
+		cancel()
+		if err != nil {
+			level.Warn(p.logger).Log("msg", "demo: first scrape", "err", err)
+		}
+		p.demo.Play()
+		return
+	}
+	cfg := p.reloader.Config()
+	level.Info(p.logger).Log("msg", "configuration loaded", "file", p.o.configFile,
+		"clusters", len(cfg.Clusters), "nodes", cfg.NodeCount())
+}
+
+// close saves the state one last time and stops the demo cluster; call it
+// after the HTTP server stopped.
+func (p *program) close() {
+	if p.state != nil {
+		p.state.close()
+	}
+	if p.demo != nil {
+		p.demo.Close()
+	}
+}

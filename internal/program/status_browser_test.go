@@ -1,0 +1,222 @@
+package program
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
+)
+
+// updateScreenshot regenerates the screenshots of the documentation:
+//
+//	go test ./internal/program -run TestStatusPageInBrowser -update-screenshot
+var updateScreenshot = flag.Bool("update-screenshot", false, "write docs/status.png and docs/status-phone.png from TestStatusPageInBrowser")
+
+// The screenshot of the README: wide enough for three cards a row.
+const (
+	screenshotWidth, screenshotHeight = 1280, 1600
+	phoneWidth, phoneHeight           = 390, 844 // a phone's viewport
+)
+
+// chromium runs headless Chromium (Debian's package) with args and returns
+// its standard output. Root in a container needs --no-sandbox; the profile
+// goes to a temporary directory.
+func chromium(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+		"--disable-extensions", "--hide-scrollbars", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, tail(stderr.String(), 4000))
+	}
+	return stdout.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// TestStatusPageInBrowser loads /status in a real browser, headless
+// Chromium, from an exporter polling two simulated consoles: one node
+// down with a console error, events counted, one running, a node's clock
+// behind. It checks what the browser's DOM shows (nodes, up or down, the
+// numbers of /metrics, no script, no password) and takes screenshots, one
+// at a desktop's width and one at a phone's; -update-screenshot writes them
+// to docs/status.png and docs/status-phone.png. Chromium missing: skipped, or failed when CI
+// is set (make test installs it).
+func TestStatusPageInBrowser(t *testing.T) {
+	bin := testkit.Tool(t, "chromium", "Debian package chromium")
+
+	type cluster struct {
+		name string
+		sim  *simulator.Simulator
+		keys []string
+	}
+	newCluster := func(name string, nodes ...simulator.NodeConfig) *cluster {
+		sim := simulator.New(simulator.Config{Users: map[string]string{"monitor": name + "-Pa55"}, Nodes: nodes})
+		if err := sim.Start("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sim.Close() })
+		return &cluster{name: name, sim: sim, keys: sim.Nodes()}
+	}
+	prod := newCluster("prod", simulator.NodeConfig{Host: "idx-prod-1.example"},
+		simulator.NodeConfig{Host: "idx-prod-2.example", ClockOffset: -1500 * time.Millisecond},
+		simulator.NodeConfig{Host: "idx-prod-3.example"})
+	staging := newCluster("staging", simulator.NodeConfig{Host: "idx-stg-1.example"})
+	dir := t.TempDir()
+	var cfg strings.Builder
+	cfg.WriteString("clusters:\n")
+	for _, c := range []*cluster{prod, staging} {
+		writeFile(t, dir, c.name+".password", c.name+"-Pa55\n")
+		fmt.Fprintf(&cfg, "  %s:\n    console: {url: %q, username: monitor, password_file: %s.password}\n    nodes:\n", c.name, c.sim.URL(), c.name)
+		for i, k := range c.keys {
+			host, port, _ := strings.Cut(k, ":")
+			fmt.Fprintf(&cfg, "      - {host: %s, port: %s, name: core-%d}\n", host, port, i+1)
+		}
+	}
+	writeFile(t, dir, "indexima.yml", cfg.String())
+	r := start(t, "--config.file="+filepath.Join(dir, "indexima.yml"))
+
+	// First contact, then a few scrapes with events, one still running;
+	// then prod's core-3 becomes unreachable through the console.
+	r.get("/metrics")
+	prod.sim.Append(prod.keys[0], simulator.Event{Type: simulator.TableLoaded, Duration: 10 * 60 * 1000, Comment: "sales.orders"})
+	for i := 0; i < 4; i++ {
+		prod.sim.Append(prod.keys[0], simulator.Event{Type: simulator.SaveMetadata, Duration: 40, Comment: "3"})
+		prod.sim.Append(prod.keys[1], simulator.Event{Type: simulator.HyperIndexLoaded, Duration: 900, Comment: fmt.Sprintf("idx_sales_%d", i)})
+		staging.sim.Append(staging.keys[0], simulator.Event{Type: simulator.SaveMetadata, Duration: 25, Comment: "1"})
+		time.Sleep(300 * time.Millisecond)
+		r.get("/metrics")
+	}
+	time.Sleep(1600 * time.Millisecond) // prod's core-2 lags: its last events become visible
+	r.get("/metrics")
+	prod.sim.SetNodeFault(prod.keys[2], simulator.Fault{Status: http.StatusBadGateway})
+	_, metrics := r.get("/metrics")
+
+	dom := chromium(t, bin, "--dump-dom", r.base+"/status")
+	if !strings.Contains(dom, "<title>Indexima Exporter status</title>") || strings.Contains(strings.ToLower(dom), "<script") {
+		t.Fatalf("the DOM is not the status page, or holds a script:\n%s", tail(dom, 4000))
+	}
+	for _, c := range []*cluster{prod, staging} {
+		if strings.Contains(dom, c.name+"-Pa55") {
+			t.Errorf("the password of %s is in the page", c.name)
+		}
+	}
+	if text := pageText(dom); !strings.Contains(text, "3 of 4 nodes up") || !strings.Contains(text, "Cluster prod · 2 of 3 up") || !strings.Contains(text, "Cluster staging · 1 of 1 up") {
+		t.Errorf("the summaries are not shown:\n%s", tail(text, 2000))
+	}
+	nodes := statusNodes(t, dom)
+	for _, n := range []struct{ cluster, node, state string }{
+		{"prod", "core-1", "up"}, {"prod", "core-2", "up"}, {"prod", "core-3", "down"}, {"staging", "core-1", "up"},
+	} {
+		card, ok := nodes[n.cluster][n.node]
+		if !ok {
+			t.Errorf("%s/%s is not in the DOM", n.cluster, n.node)
+			continue
+		}
+		if card.state != n.state {
+			t.Errorf("%s/%s shows %q, want %q:\n%s", n.cluster, n.node, card.state, n.state, card.text)
+		}
+		counted := sumSeries(t, metrics, "indexima_events_total", n.cluster, n.node)
+		if got := field(card.text, "Counted"); !strings.HasPrefix(got, fmt.Sprintf("%g since first contact", counted)) {
+			t.Errorf("%s/%s: Counted %q, /metrics says %g", n.cluster, n.node, got, counted)
+		}
+		if got, want := field(card.text, "Reported"), fmt.Sprint(sumSeries(t, metrics, "indexima_events_reported_total", n.cluster, n.node)); got != want {
+			t.Errorf("%s/%s: Reported %q, /metrics says %s", n.cluster, n.node, got, want)
+		}
+		if !regexp.MustCompile(`Last [0-9]+ polls Time Duration Calls Counted Outcome`).MatchString(card.text) {
+			t.Errorf("%s/%s: no table of its last polls:\n%s", n.cluster, n.node, card.text)
+		}
+	}
+	if got := field(nodes["prod"]["core-1"].text, "Counted"); !strings.HasPrefix(got, "4 ") {
+		t.Errorf("prod/core-1 counted %q, want 4", got)
+	}
+	if got := field(nodes["prod"]["core-1"].text, "Events running"); got != "1: TABLE_LOADED 1" {
+		t.Errorf("prod/core-1 running %q, want the table still loading", got)
+	}
+	if got := field(nodes["prod"]["core-3"].text, "Outcome"); !strings.HasPrefix(got, "node unreachable: endpoint") || !strings.Contains(got, "status 502") {
+		t.Errorf("prod/core-3 outcome %q, want the typed error", got)
+	}
+
+	// Screenshots: the page rendered with its style (the green and red
+	// borders of up and down nodes are there), at both widths.
+	shots := []struct {
+		w, h int
+		file string
+	}{
+		{screenshotWidth, screenshotHeight, filepath.Join(t.TempDir(), "status.png")},
+		{phoneWidth, phoneHeight, filepath.Join(t.TempDir(), "status-phone.png")},
+	}
+	if *updateScreenshot {
+		shots[0].file = filepath.Join("..", "..", "docs", "status.png")
+		shots[1].file = filepath.Join("..", "..", "docs", "status-phone.png")
+	}
+	for _, s := range shots {
+		chromium(t, bin, fmt.Sprintf("--window-size=%d,%d", s.w, s.h), "--screenshot="+s.file, r.base+"/status")
+		img := readPNG(t, s.file)
+		if b := img.Bounds(); b.Dx() != s.w || b.Dy() != s.h {
+			t.Errorf("%s is %dx%d, want %dx%d", s.file, b.Dx(), b.Dy(), s.w, s.h)
+		}
+		for name, want := range map[string]color.RGBA{"up border": {0x2e, 0x85, 0x40, 0xff}, "down border": {0xc8, 0x32, 0x1c, 0xff}} {
+			if s.w == phoneWidth && name == "down border" {
+				continue // the phone's first screen shows the first cards only
+			}
+			if !hasColor(img, want) {
+				t.Errorf("%s: no pixel of the %s colour %v: the page is not rendered with its style", s.file, name, want)
+			}
+		}
+	}
+	if *updateScreenshot {
+		t.Logf("wrote %s and %s", shots[0].file, shots[1].file)
+	}
+}
+
+func readPNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("the screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return img
+}
+
+func hasColor(img image.Image, want color.RGBA) bool {
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if uint8(r>>8) == want.R && uint8(g>>8) == want.G && uint8(bl>>8) == want.B {
+				return true
+			}
+		}
+	}
+	return false
+}

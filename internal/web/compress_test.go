@@ -1,0 +1,131 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
+)
+
+func TestAcceptsGzip(t *testing.T) {
+	for _, tc := range []struct {
+		header []string
+		want   bool
+	}{
+		{nil, false},
+		{[]string{"gzip"}, true},
+		{[]string{"GZIP"}, true},
+		{[]string{"identity"}, false},
+		{[]string{"br, gzip;q=0.5"}, true},
+		{[]string{"gzip;q=0"}, false},
+		{[]string{"gzip; q=0.0, identity"}, false},
+		{[]string{"*"}, true},
+		{[]string{"*;q=0"}, false},
+		{[]string{"deflate", "gzip"}, true},
+		{[]string{"x-gzip-ish"}, false},
+	} {
+		if got := acceptsGzip(tc.header); got != tc.want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}
+
+// get asks srv for path with the given Accept-Encoding, without Go's
+// transparent decompression, and returns the answer with its body read.
+func get(t *testing.T, url, acceptEncoding string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
+	tr := &http.Transport{DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func TestFastGzipServesMetricsCompressedOnlyToWhoAsks(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "test_things_total", Help: "Things."}, []string{"thing"})
+	reg.MustRegister(c)
+	for i := range 500 { // big enough to span several gzip blocks and writes
+		c.WithLabelValues(strings.Repeat("x", i%40) + string(rune('a'+i%26)) + strings.Repeat("y", i/26)).Add(float64(i))
+	}
+	srv := httptest.NewServer(fastGzip(promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true})))
+	defer srv.Close()
+
+	plainResp, plain := get(t, srv.URL, "")
+	if enc := plainResp.Header.Get("Content-Encoding"); enc != "" {
+		t.Fatalf("no Accept-Encoding: Content-Encoding %q, want none", enc)
+	}
+	if !strings.Contains(string(plain), `test_things_total{thing="a"} 0`) {
+		t.Fatalf("plain answer is not the exposition:\n%.300s", plain)
+	}
+
+	for _, ae := range []string{"gzip", "deflate, gzip;q=0.8"} {
+		resp, b := get(t, srv.URL, ae)
+		if enc := resp.Header.Get("Content-Encoding"); enc != "gzip" {
+			t.Fatalf("Accept-Encoding %q: Content-Encoding %q, want gzip", ae, enc)
+		}
+		if got := testkit.Gunzip(t, b); got != string(plain) {
+			t.Fatalf("Accept-Encoding %q: the decompressed answer differs from the plain one (%d vs %d bytes)", ae, len(got), len(plain))
+		}
+		if len(b) >= len(plain)/3 {
+			t.Errorf("Accept-Encoding %q: %d bytes compressed for %d plain; expected far fewer", ae, len(b), len(plain))
+		}
+		if !strings.Contains(strings.Join(resp.Header.Values("Vary"), ","), "Accept-Encoding") {
+			t.Errorf("Accept-Encoding %q: Vary %q lacks Accept-Encoding (caches would mix the encodings)", ae, resp.Header.Values("Vary"))
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+			t.Errorf("Accept-Encoding %q: Content-Type %q, want the exposition's text/plain", ae, ct)
+		}
+	}
+
+	resp, _ := get(t, srv.URL, "gzip;q=0")
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" {
+		t.Errorf("gzip;q=0: Content-Encoding %q, want none", enc)
+	}
+}
+
+func TestFastGzipLeavesErrorAnswersReadable(t *testing.T) {
+	srv := httptest.NewServer(fastGzip(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "Unknown target: probe only nodes of the configuration.", http.StatusBadRequest)
+	})))
+	defer srv.Close()
+	resp, b := get(t, srv.URL, "gzip")
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Encoding") != "" {
+		t.Fatalf("status %d, Content-Encoding %q; want 400 uncompressed", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
+	if !strings.Contains(string(b), "Unknown target") {
+		t.Fatalf("error body %q is not the handler's message", b)
+	}
+}
+
+func TestFastGzipEmptyAnswerStaysPlain(t *testing.T) {
+	srv := httptest.NewServer(fastGzip(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	defer srv.Close()
+	resp, b := get(t, srv.URL, "gzip")
+	// A handler that writes nothing never reaches the wrapper's WriteHeader:
+	// the answer must be plain and empty, not a gzip header with no stream.
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" || len(b) != 0 {
+		t.Fatalf("status %d, Content-Encoding %q, %d body bytes; want 200, none, 0",
+			resp.StatusCode, resp.Header.Get("Content-Encoding"), len(b))
+	}
+}

@@ -1,0 +1,103 @@
+package web
+
+import (
+	"bytes"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// countingCollector counts its Collect calls: gathering must never collect
+// (and so poll the nodes) twice.
+type countingCollector struct {
+	desc  *prometheus.Desc
+	calls atomic.Int32
+}
+
+func (c *countingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *countingCollector) Collect(ch chan<- prometheus.Metric) {
+	c.calls.Add(1)
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, "b")
+}
+
+func text(t *testing.T, mfs []*dto.MetricFamily) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+func TestInOrderJoinsLikeGatherers(t *testing.T) {
+	main, api := prometheus.NewRegistry(), prometheus.NewRegistry()
+	main.MustRegister(prometheus.NewGoCollector())
+	cc := &countingCollector{desc: prometheus.NewDesc("zz_nodes", "Nodes.", []string{"n"}, nil)}
+	main.MustRegister(cc)
+	calls := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aa_calls_total", Help: "Calls."}, []string{"endpoint"})
+	calls.WithLabelValues("x").Inc()
+	api.MustRegister(calls)
+
+	got, err := InOrder{main, api}.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cc.calls.Load(); n != 1 {
+		t.Fatalf("the collector ran %d times for one gather", n)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i-1].GetName() >= got[i].GetName() {
+			t.Fatalf("families not sorted by name: %s before %s", got[i-1].GetName(), got[i].GetName())
+		}
+	}
+	want, err := prometheus.Gatherers{main, api}.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Go collector's values move between the two gathers: compare the
+	// families and series, not the numbers.
+	strip := func(s string) string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if i := strings.LastIndexByte(l, ' '); i > 0 && !strings.HasPrefix(l, "#") {
+				l = l[:i]
+			}
+			out = append(out, l)
+		}
+		return strings.Join(out, "\n")
+	}
+	if g, w := strip(text(t, got)), strip(text(t, want)); g != w {
+		t.Fatalf("InOrder and Gatherers disagree:\n--- InOrder\n%s\n--- Gatherers\n%s", g, w)
+	}
+}
+
+func TestInOrderMergesASharedNameWithoutCollectingTwice(t *testing.T) {
+	a, b := prometheus.NewRegistry(), prometheus.NewRegistry()
+	ca := &countingCollector{desc: prometheus.NewDesc("shared", "Shared.", []string{"n"}, nil)}
+	a.MustRegister(ca)
+	b.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shared", Help: "Shared.", ConstLabels: prometheus.Labels{"n": "a"}}, func() float64 { return 2 }))
+
+	got, err := InOrder{a, b}.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ca.calls.Load(); n != 1 {
+		t.Fatalf("the collector ran %d times for one gather", n)
+	}
+	if len(got) != 1 || len(got[0].GetMetric()) != 2 {
+		t.Fatalf("a name in both registries must give one family of both series, got:\n%s", text(t, got))
+	}
+
+	// The same series in both: an error, as Gatherers reports it.
+	c := prometheus.NewRegistry()
+	c.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shared", Help: "Shared.", ConstLabels: prometheus.Labels{"n": "b"}}, func() float64 { return 3 }))
+	if _, err := (InOrder{a, c}).Gather(); err == nil || !strings.Contains(err.Error(), "collected before") {
+		t.Fatalf("a series in both registries: err = %v, want Gatherers' duplicate error", err)
+	}
+}
