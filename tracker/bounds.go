@@ -39,7 +39,7 @@ func (b Bounds) ask(lo, hi int64) (start, end int64) {
 // included; otherwise (d-1, d+0] and [d, d+1) tell which one is. One call on
 // most consoles, three at most, once per node; nothing to learn from until
 // the node has logged an event.
-func (p *poller) learnBounds(ctx context.Context, st *State) error {
+func (p *pollRun) learnBounds(ctx context.Context, st *State) error {
 	if st.Bounds.Known {
 		return nil
 	}

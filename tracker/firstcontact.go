@@ -44,7 +44,7 @@ const recentMS = 60_000
 // there (anchor): otherwise a console months away from the exporter's clock
 // would have its window stand after every event, and nothing would ever be
 // counted, or reported.
-func (p *poller) firstContact(ctx context.Context, st *State) error {
+func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	fresh := *st
 	now, ok, err := p.con.Clock(ctx)
 	if err != nil {
@@ -198,7 +198,7 @@ func (p *poller) firstContact(ctx context.Context, st *State) error {
 // baseline the console will not list (unreadable.go): not counted if read
 // later, not reported. The running events listed at m are left out: they
 // are counted when they complete.
-func (p *poller) countUnreadBaseline(ctx context.Context, st *State, m int64) error {
+func (p *pollRun) countUnreadBaseline(ctx context.Context, st *State, m int64) error {
 	if m < st.Floor {
 		return nil
 	}
@@ -221,7 +221,7 @@ const farRangeMS = 50 * 365 * 24 * 3600 * 1000
 
 // newestEvent asks for the newest event the console holds, whatever its
 // date (one call): its date is a time the console has shown.
-func (p *poller) newestEvent(ctx context.Context, now int64) (int64, bool, error) {
+func (p *pollRun) newestEvent(ctx context.Context, now int64) (int64, bool, error) {
 	var h newestHandler
 	if _, err := p.con.List(ctx, event.Range(event.Desc, max(now-farRangeMS, 0), now+farRangeMS, 1), &h); err != nil {
 		return 0, false, err

@@ -27,7 +27,7 @@ const guardSlackMS = 60_000
 // allowance is how far ahead of the console's clock the node's events may
 // be dated: its measured lead (the negative of its clock lag), at least a
 // second (the Date header's resolution), at most a quarter of the window.
-func (p *poller) allowance(st *State) int64 {
+func (p *pollRun) allowance(st *State) int64 {
 	lead := int64(0)
 	if st.Lateness.LagKnown && st.Lateness.LagMS < 0 {
 		lead = -st.Lateness.LagMS
@@ -37,7 +37,7 @@ func (p *poller) allowance(st *State) int64 {
 
 // noteConsoleClock records the console's clock of a poll's listing, or
 // the exporter's when the console shows none.
-func (p *poller) noteConsoleClock(st *State, info Info) {
+func (p *pollRun) noteConsoleClock(st *State, info Info) {
 	now := p.o.Now().UnixMilli()
 	if info.HasDate {
 		now = info.Date
@@ -51,7 +51,7 @@ func (p *poller) noteConsoleClock(st *State, info Info) {
 // node whose clock stepped back dates its new events behind the cursor for
 // a while, and the count of the window finds them (lateness.go learns how
 // far back to list).
-func (p *poller) advance(st *State, s *sink, info Info, c0 int64) {
+func (p *pollRun) advance(st *State, s *sink, info Info, c0 int64) {
 	cand := c0
 	if p.newestSet {
 		cand = max(cand, p.newest)
@@ -83,7 +83,7 @@ func (p *poller) advance(st *State, s *sink, info Info, c0 int64) {
 // their values, the books go on from them, and counting resumes from the
 // console's present (events logged while the cursor was wrong are lost;
 // they were). It is logged and counted (Tally.CursorRepairs).
-func (p *poller) guard(ctx context.Context, st *State) (bool, error) {
+func (p *pollRun) guard(ctx context.Context, st *State) (bool, error) {
 	now, ok, err := p.con.Clock(ctx)
 	if err != nil || !ok {
 		return false, err

@@ -17,7 +17,7 @@ import (
 // one call of the poll's budget; when it runs out, done is false and next
 // is where to go on. Events dated before lateBefore that are new were late
 // (lateness.go).
-func (p *poller) page(ctx context.Context, st *State, start, end, lateBefore int64) (found int, done bool, next int64, err error) {
+func (p *pollRun) page(ctx context.Context, st *State, start, end, lateBefore int64) (found int, done bool, next int64, err error) {
 	limit := pageLimit
 	short := 0 // reqs of the previous page when it was short of its limit
 	// shortMax and shortBy are the latest date the short page showed and
@@ -90,7 +90,7 @@ func completedBefore(evs []event.Event, after, by int64) bool {
 }
 
 // noteFound keeps the completions of the events a search page counted.
-func (p *poller) noteFound(s *sink) {
+func (p *pollRun) noteFound(s *sink) {
 	for _, f := range s.freshEnds {
 		if f.timed && len(p.found) < maxFreshEnds {
 			p.found = append(p.found, f)
@@ -99,7 +99,7 @@ func (p *poller) noteFound(s *sink) {
 }
 
 // noteNeed records the lateness a search page found.
-func (p *poller) noteNeed(st *State, s *sink) {
+func (p *pollRun) noteNeed(st *State, s *sink) {
 	if s.maxNeed > 0 {
 		st.Lateness.noteNeed(st.refClock(), s.maxNeed)
 	}
@@ -108,7 +108,7 @@ func (p *poller) noteNeed(st *State, s *sink) {
 // settled tells whether the events of date m have surely completed, or the
 // console lists its running events: only then can what it counts there
 // beyond the known and running events be taken as events it will not list.
-func (p *poller) settled(st *State, m int64) bool {
+func (p *pollRun) settled(st *State, m int64) bool {
 	listing := st.Semantics.RunningsAt != 0 && st.refClock()-st.Semantics.RunningsAt <= slotMS*lateSlots
 	return listing || m <= st.Cursor-st.Lateness.settle(st.refClock(), p.o.maxRelistMS())
 }
@@ -117,7 +117,7 @@ func (p *poller) settled(st *State, m int64) bool {
 // a silent maximum of :limit: what it counts there beyond the known events
 // (and the running ones, on a console that may count them) it will not
 // list.
-func (p *poller) checkWhole(ctx context.Context, st *State, m int64) error {
+func (p *pollRun) checkWhole(ctx context.Context, st *State, m int64) error {
 	if p.budget <= 0 {
 		return nil
 	}

@@ -31,7 +31,7 @@ type Report struct {
 // poll applies: the caller keeps old, and the next poll reads the same
 // events again.
 func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Report, error) {
-	p := &poller{o: o.withDefaults(), budget: maxSearchCalls}
+	p := &pollRun{o: o.withDefaults(), budget: maxSearchCalls}
 	st := old.Clone()
 	p.con = &countingConsole{Console: con, calls: &p.rep.Calls, b: &st.Bounds}
 	var err error
@@ -76,7 +76,8 @@ func (e *PartialError) Error() string {
 
 func (e *PartialError) Unwrap() error { return e.Err }
 
-type poller struct {
+// pollRun is one poll of a node under way: its console, budget and findings.
+type pollRun struct {
 	// anchor is where first contact reads back from on a console that
 	// shows no clock and no event near the exporter's (firstcontact.go).
 	anchor int64
@@ -146,7 +147,7 @@ func (c *countingConsole) rawCount(ctx context.Context, start, end int64) (int64
 //
 // If the interval holds events the exporter does not know (count above
 // known), they are looked for (search.go) and counted in the same poll.
-func (p *poller) poll(ctx context.Context, st *State) error {
+func (p *pollRun) poll(ctx context.Context, st *State) error {
 	if repaired, err := p.guard(ctx, st); err != nil || repaired {
 		return err
 	}
@@ -214,7 +215,7 @@ func (p *poller) poll(ctx context.Context, st *State) error {
 // has no running event waited for vanished from what the listing shows (a
 // cluster stop aborts them): a page's events are then told from the count
 // alone. Otherwise the search runs at once.
-func (p *poller) relistable(st *State, s *sink, from int64) bool {
+func (p *pollRun) relistable(st *State, s *sink, from int64) bool {
 	listing := st.Semantics.RunningsAt != 0 && st.refClock()-st.Semantics.RunningsAt <= slotMS*lateSlots
 	simple := len(st.Abandoned) == 0 && !st.Retention.Seen && !st.Unread.Set
 	for key, pe := range st.Pending {
@@ -234,7 +235,7 @@ func (p *poller) relistable(st *State, s *sink, from int64) bool {
 // showed stop at the cap (or start after it, on a console whose cap keeps
 // the newest): what lies between is read by this page, however long after
 // the cut it comes (polls an hour apart).
-func (p *poller) relistFrom(st *State) int64 {
+func (p *pollRun) relistFrom(st *State) int64 {
 	cap := st.ListCap
 	st.ListCap = 0
 	from, _ := p.listingFrom(st)
@@ -259,7 +260,7 @@ func (e *tooLarge) Error() string { return e.err.Error() }
 // takes the runnings from a one-event listing, marks the interval as
 // unread, and the search reads it in pages, over as many polls as it
 // takes; the floor waits for it.
-func (p *poller) pollPaged(ctx context.Context, st *State, tl *tooLarge) error {
+func (p *pollRun) pollPaged(ctx context.Context, st *State, tl *tooLarge) error {
 	s := p.newSink(st, modeRunnings)
 	info, err := p.con.List(ctx, event.Range(event.Desc, tl.from, tl.end, 1), s)
 	if err != nil {
@@ -278,7 +279,7 @@ func (p *poller) pollPaged(ctx context.Context, st *State, tl *tooLarge) error {
 // afterListing is the rest of a poll once its listing was read: running
 // events, the check of the count, the search, the cursor, the learning and
 // the books. gap is how long the listing took after the count, in ms.
-func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info, c0, lo, end, from, count, gap int64) error {
+func (p *pollRun) afterListing(ctx context.Context, st *State, s *sink, info Info, c0, lo, end, from, count, gap int64) error {
 	p.main = s
 	mode0 := st.Semantics.mode()
 	s.commitRunnings()
@@ -459,7 +460,7 @@ func (p *poller) afterListing(ctx context.Context, st *State, s *sink, info Info
 // excess is the console's count of [lo, end] less the events the engine
 // knows there and those it knows the console cannot list (unreadable.go):
 // the events it counts that the engine has not read, running ones included.
-func (p *poller) excess(st *State, lo, end, count int64) int64 {
+func (p *pollRun) excess(st *State, lo, end, count int64) int64 {
 	return count - st.Known.countRange(lo, end) - p.sealedMid - st.unreadableIn(lo, end)
 }
 
@@ -475,7 +476,7 @@ func (u unsettled) total() int64 { return u.running + u.vanished + u.abandoned }
 // the vanished ones may have completed (and are then to be read).
 func (u unsettled) counted() int64 { return u.running + u.abandoned }
 
-func (p *poller) unsettledIn(st *State, s *sink, lo, hi int64) unsettled {
+func (p *pollRun) unsettledIn(st *State, s *sink, lo, hi int64) unsettled {
 	return unsettled{running: s.runningIn(lo, hi), vanished: st.vanishedIn(lo, hi, s), abandoned: st.abandonedIn(lo, hi)}
 }
 
@@ -485,7 +486,7 @@ func (p *poller) unsettledIn(st *State, s *sink, lo, hi int64) unsettled {
 // does not list them, it is where every event has surely completed instead
 // (Semantics.Unlisted): misses of the latest events are then seen once they
 // are that old.
-func (p *poller) countEnd(st *State) int64 {
+func (p *pollRun) countEnd(st *State) int64 {
 	if st.Semantics.Unlisted {
 		// By the node's clock: the console's less the node's lag (the
 		// exporter's clock when the console shows none), not the cursor,
@@ -519,7 +520,7 @@ func (p *poller) countEnd(st *State) int64 {
 // at is the :time to ask for: from itself once the console was seen to
 // include :time, or where it skips a millisecond; otherwise a millisecond
 // earlier, so that a console that excludes :time lists from too.
-func (p *poller) listingFrom(st *State) (from, at int64) {
+func (p *pollRun) listingFrom(st *State) (from, at int64) {
 	c := st.Cursor
 	bound := max(st.Floor, c-p.o.maxRelistMS())
 	if d, ok := st.Known.dateBeforeLast(relistCap, c); ok && d > bound {
@@ -548,7 +549,7 @@ func (p *poller) listingFrom(st *State) (from, at int64) {
 // could not finish), does not move at all; either way it lags at most
 // holdWindows late windows behind the cursor, beyond which what is still
 // missing is given up (the self-check reports it).
-func (p *poller) slide(st *State, hold bool) {
+func (p *pollRun) slide(st *State, hold bool) {
 	floor := st.Cursor - p.o.windowMS()
 	if st.Unread.Set && st.Unread.From < floor {
 		floor = st.Unread.From
@@ -583,7 +584,7 @@ const holdWindows = 4
 // mid-response and, while the response is in ascending order, forgets what
 // is more than a window behind its newest event, so that reading a day's
 // backlog keeps a window of it in memory, not the day.
-func (p *poller) flushKnown(st *State, r *response) {
+func (p *pollRun) flushKnown(st *State, r *response) {
 	st.Known.flush(r)
 	if st.Unread.Set || !r.ascending {
 		return
@@ -596,7 +597,7 @@ func (p *poller) flushKnown(st *State, r *response) {
 }
 
 // noteNewest records a date an answer showed (sink).
-func (p *poller) noteNewest(date int64) {
+func (p *pollRun) noteNewest(date int64) {
 	if !p.newestSet || date > p.newest {
 		p.newest, p.newestSet = date, true
 	}

@@ -96,7 +96,7 @@ func ewma(avg, v int64) int64 {
 // or about to be: events listed there are counted by the listing all the
 // same), and from (the listing's start) when the console remembers barely
 // more than a poll's events.
-func (p *poller) checkFrom(st *State, from int64) int64 {
+func (p *pollRun) checkFrom(st *State, from int64) int64 {
 	lo := st.Floor
 	r := st.Retention
 	if !r.Seen {
@@ -130,7 +130,7 @@ func (p *poller) checkFrom(st *State, from int64) int64 {
 // latest events are not shown for now), and this poll's count proves
 // nothing; the engine looks again only after a few polls. trusted is false
 // when the poll's count cannot be used.
-func (p *poller) forgotten(ctx context.Context, st *State, s *sink, lo, end, gap int64) (newLo, count int64, trusted bool, err error) {
+func (p *pollRun) forgotten(ctx context.Context, st *State, s *sink, lo, end, gap int64) (newLo, count int64, trusted bool, err error) {
 	if st.Retention.Wait > 0 {
 		st.Retention.Wait--
 		return lo, 0, false, nil
@@ -217,7 +217,7 @@ func (st *State) learnRetention(o, keep int64) {
 // place of the full check a forgetting console cannot answer): a
 // prediction too cautious (a checked interval starting after events the
 // console still remembers) is corrected, as one too bold is by forgotten.
-func (p *poller) recheckRetention(ctx context.Context, st *State) error {
+func (p *pollRun) recheckRetention(ctx context.Context, st *State) error {
 	end := p.countEnd(st)
 	ps := p.newSink(st, modeCount)
 	b := &staged{s: ps}

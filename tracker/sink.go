@@ -6,7 +6,7 @@ import "github.com/indexima-exporter/indexima_exporter/event"
 // to the poll's working state as they stream in (the working state is a
 // clone, dropped if the poll fails) and keeps only bounded summaries.
 type sink struct {
-	p  *poller
+	p  *pollRun
 	st *State
 
 	mode sinkMode
@@ -93,7 +93,7 @@ type runningSeen struct {
 	n int
 }
 
-func (p *poller) newSink(st *State, mode sinkMode) *sink {
+func (p *pollRun) newSink(st *State, mode sinkMode) *sink {
 	return &sink{p: p, st: st, mode: mode, cursor: st.Cursor, lateBefore: st.Cursor,
 		runningKeys: map[string]*runningSeen{}, running: map[string]int{}}
 }

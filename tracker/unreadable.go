@@ -33,7 +33,7 @@ func (u Unread) left(st *State, m int64) int64 {
 
 // noteUnreadable records that the millisecond m holds short events the
 // console counts but will not list.
-func (p *poller) noteUnreadable(st *State, m, short int64) {
+func (p *pollRun) noteUnreadable(st *State, m, short int64) {
 	if short <= 0 || st.unreadableAt(m) >= short {
 		return
 	}
@@ -92,7 +92,7 @@ func (st *State) unreadBaselineAt(m, taken int64) bool {
 // noteUnreadBaseline records that first contact's pages moved past the
 // millisecond m without reading all that the console counts there (a
 // silent maximum of :limit below them).
-func (p *poller) noteUnreadBaseline(st *State, m, short int64) {
+func (p *pollRun) noteUnreadBaseline(st *State, m, short int64) {
 	if short <= 0 {
 		return
 	}

@@ -20,7 +20,7 @@ import (
 // others of that span too, at most lookupsPerPoll calls a poll, oldest
 // first. Those dated from leftFrom on are left to the next poll's page,
 // which reads their interval (a listing cut at the console's cap, poll.go).
-func (p *poller) vanished(ctx context.Context, st *State, s *sink, from, leftFrom int64) error {
+func (p *pollRun) vanished(ctx context.Context, st *State, s *sink, from, leftFrom int64) error {
 	if s.inherit {
 		return p.lookUpAbandoned(ctx, st, lookupsPerPoll)
 	}
@@ -79,7 +79,7 @@ func (p *poller) vanished(ctx context.Context, st *State, s *sink, from, leftFro
 // lookUp reads the events starting in the look-up span from date (they
 // apply all or nothing): a waited-for running event found completed is
 // counted. full tells a page that may have stopped short of the span.
-func (p *poller) lookUp(ctx context.Context, st *State, date int64) (full bool, err error) {
+func (p *pollRun) lookUp(ctx context.Context, st *State, date int64) (full bool, err error) {
 	end := max(date, min(date+lookupSpan, max(st.Cursor, st.Newest)))
 	ls := p.newSink(st, modeCount)
 	ls.lateBefore = 0 // a running event found completed was not late
@@ -98,7 +98,7 @@ func (p *poller) lookUp(ctx context.Context, st *State, date int64) (full bool, 
 // among the abandoned (a console with another count semantics shows it in
 // its count, and the search finds it). One call covers every abandoned
 // event of its span.
-func (p *poller) lookUpAbandoned(ctx context.Context, st *State, budget int) error {
+func (p *pollRun) lookUpAbandoned(ctx context.Context, st *State, budget int) error {
 	if len(st.Abandoned) == 0 || !st.Semantics.includesRunning() {
 		return nil
 	}
@@ -132,7 +132,7 @@ func (p *poller) lookUpAbandoned(ctx context.Context, st *State, budget int) err
 // is about to leave behind (on a console that counts running events, where
 // nothing else would show one that completed after all): each is looked
 // for at the latest then, a late window after it started.
-func (p *poller) lookUpLeaving(ctx context.Context, st *State) error {
+func (p *pollRun) lookUpLeaving(ctx context.Context, st *State) error {
 	if len(st.Abandoned) == 0 || !st.Semantics.includesRunning() {
 		return nil
 	}
@@ -162,7 +162,7 @@ func (p *poller) lookUpLeaving(ctx context.Context, st *State) error {
 // to the floor, against the books. More than the books hold means events
 // became visible later than the window allows: they were not counted, and
 // now they are reported (so reported minus counted shows them).
-func (p *poller) fullCheck(ctx context.Context, st *State, s *sink) error {
+func (p *pollRun) fullCheck(ctx context.Context, st *State, s *sink) error {
 	if r := &st.Retention; r.Seen {
 		// A console that forgets cannot be asked what it no longer holds;
 		// where its memory starts is looked at instead: soon after it was
