@@ -25,7 +25,11 @@ func isContextError(err error) bool {
 func (c *Client) transportError(ctx context.Context, rq *request, err error, sent bool) *Error {
 	e := &Error{Endpoint: rq.endpoint, Node: rq.nodeLabel(), Kind: KindConsoleUnreachable}
 	timedOut := isContextError(err) || ctx.Err() != nil
+	var limit *headLimitError
 	switch {
+	case errors.As(err, &limit):
+		e.Kind = KindMalformed
+		e.Err = limit
 	case errors.Is(err, syscall.ECONNREFUSED):
 		e.Err = fmt.Errorf("connection refused by the console (is the URL right and the console up?): %w", err)
 	case timedOut && rq.monitor && sent:

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -47,6 +48,8 @@ type directConn struct {
 	key       string
 	idleSince time.Time
 	reused    bool
+	// in is conn as the answers are read: bounded while heads are read.
+	in headLimit
 }
 
 // readerPool holds the bufio.Readers of the calls under way: an idle
@@ -259,7 +262,7 @@ func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Res
 
 	w := writerPool.Get().(*bufio.Writer)
 	w.Reset(dc.conn)
-	err := writeRequest(w, req)
+	err := req.Write(w)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -272,31 +275,22 @@ func (t *directTransport) exchange(req *http.Request, dc *directConn) (*http.Res
 		trace.WroteRequest(httptrace.WroteRequestInfo{})
 	}
 
+	dc.in = headLimit{conn: dc.conn, left: maxHeadBytes}
 	r := readerPool.Get().(*bufio.Reader)
-	r.Reset(dc.conn)
-	var resp *http.Response
+	r.Reset(&dc.in)
 	if _, err = r.Peek(1); err != nil {
 		// Closed (or reset) before the first byte of the answer.
 		r.Reset(nil)
 		readerPool.Put(r)
 		return fail(&notAnswered{err})
 	}
-	for {
-		resp, err = readResponse(r, req)
-		if err != nil {
-			break
-		}
-		// An interim answer (100 Continue, 103 Early Hints) precedes the
-		// final one.
-		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			break
-		}
-	}
+	resp, err := readHeads(r, req, &dc.in)
 	if err != nil {
 		r.Reset(nil)
 		readerPool.Put(r)
 		return fail(err)
 	}
+	dc.in.left = math.MaxInt64 // the body's bound is the caller's
 	resp.Body = &directBody{rc: resp.Body, t: t, dc: dc, r: r, stop: stop,
 		keep: !resp.Close && resp.ProtoAtLeast(1, 1) && resp.StatusCode != http.StatusSwitchingProtocols}
 	return resp, nil

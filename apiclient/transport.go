@@ -34,11 +34,13 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 		MaxIdleConnsPerHost: cfg.KeptConns,
 		// Requests are a few hundred bytes and bodies are read through our
 		// own buffer: small connection buffers keep the connections cheap.
-		WriteBufferSize:       1 << 10,
-		ReadBufferSize:        1 << 10,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ForceAttemptHTTP2:     true,
+		WriteBufferSize: 1 << 10,
+		ReadBufferSize:  1 << 10,
+		IdleConnTimeout: 90 * time.Second,
+		// What the direct transport bounds, bounded alike through a proxy.
+		MaxResponseHeaderBytes: maxHeadBytes,
+		ExpectContinueTimeout:  time.Second,
+		ForceAttemptHTTP2:      true,
 	}
 	direct := &directTransport{fallback: tr, now: time.Now}
 	return &http.Client{
