@@ -3,21 +3,19 @@ package web
 import (
 	"compress/gzip"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 )
 
-// fastGzip compresses the answers of h with gzip at gzip.BestSpeed for
-// clients that accept it (Prometheus always does). promhttp compresses at
-// the default level, which on a scrape of 200 nodes (about 3 MB of
-// repetitive text) took a quarter of the exporter's CPU; level 1 takes a
-// third of that for about 20 % more bytes. h must not compress itself
-// (promhttp.HandlerOpts.DisableCompression).
+// fastGzip compresses the answers of h with gzip at gzip.BestSpeed (what
+// gzip -1 does) for the clients promhttp would send gzip to. promhttp's own
+// compression, at gzip's default level, costs a large exposition much more
+// CPU for a few bytes less (docs/performance.md). h must not compress
+// itself (promhttp.HandlerOpts.DisableCompression).
 func fastGzip(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Accept-Encoding")
-		if !acceptsGzip(r.Header.Values("Accept-Encoding")) {
+		if !acceptsGzip(r.Header) {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -77,33 +75,94 @@ func (g *gzipResponseWriter) finish() {
 	g.gz = nil
 }
 
-// acceptsGzip reports whether an Accept-Encoding header lists gzip (or *)
-// with a non-zero quality.
-func acceptsGzip(values []string) bool {
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			coding = strings.ToLower(strings.TrimSpace(coding))
-			if coding != "gzip" && coding != "*" {
-				continue
+// acceptsGzip tells whether promhttp, offering gzip then identity, would
+// answer h with gzip: of the Accept-Encoding elements naming an offer or
+// "*", the one of highest quality wins, the earlier offer on a tie, and
+// none at quality 0. Written as client_golang's negotiation (its copy of
+// gddo's httputil, which it does not export) reads the header:
+// FuzzAcceptsGzipAsPromhttp compares the two on any header.
+func acceptsGzip(h http.Header) bool {
+	best, bestQ := "", -1.0
+	specs := acceptSpecs(h.Values("Accept-Encoding"))
+	for _, offer := range []string{"gzip", "identity"} {
+		for _, sp := range specs {
+			if sp.q > bestQ && (sp.value == "*" || sp.value == offer) {
+				best, bestQ = offer, sp.q
 			}
-			if q, ok := quality(params); ok && q == 0 {
-				continue
-			}
-			return true
 		}
 	}
-	return false
+	return best == "gzip" && bestQ != 0
 }
 
-// quality returns the q parameter of an Accept-Encoding element, if any.
-func quality(params string) (float64, bool) {
-	for _, p := range strings.Split(params, ";") {
-		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
-		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
-			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return q, err == nil
+type acceptSpec struct {
+	value string
+	q     float64
+}
+
+// acceptSpecs parses Accept-Encoding values: a list of tokens, each with
+// an optional ";q=" quality; the rest of a value that does not parse is
+// left out.
+func acceptSpecs(values []string) []acceptSpec {
+	var specs []acceptSpec
+	for _, s := range values {
+		for {
+			var sp acceptSpec
+			sp.value, s = cutWhile(s, isTokenOrSlash)
+			if sp.value == "" {
+				break
+			}
+			sp.q = 1
+			_, s = cutWhile(s, isSpace)
+			if strings.HasPrefix(s, ";") {
+				_, s = cutWhile(s[1:], isSpace)
+				if !strings.HasPrefix(s, "q=") {
+					break
+				}
+				if sp.q, s = quality(s[2:]); sp.q < 0 {
+					break
+				}
+			}
+			specs = append(specs, sp)
+			_, s = cutWhile(s, isSpace)
+			if !strings.HasPrefix(s, ",") {
+				break
+			}
+			_, s = cutWhile(s[1:], isSpace)
 		}
 	}
-	return 0, false
+	return specs
+}
+
+// quality reads a quality value ("0", "1", "0.5", "1.000"), -1 when s does
+// not start with one.
+func quality(s string) (float64, string) {
+	if s == "" || s[0] != '0' && s[0] != '1' {
+		return -1, ""
+	}
+	q := float64(s[0] - '0')
+	s = s[1:]
+	if !strings.HasPrefix(s, ".") {
+		return q, s
+	}
+	digits, rest := cutWhile(s[1:], func(c byte) bool { return '0' <= c && c <= '9' })
+	n, d := 0, 1
+	for _, c := range []byte(digits) {
+		n, d = n*10+int(c-'0'), d*10
+	}
+	return q + float64(n)/float64(d), rest
+}
+
+func cutWhile(s string, ok func(byte) bool) (string, string) {
+	i := 0
+	for i < len(s) && ok(s[i]) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// isTokenOrSlash: an HTTP token character (RFC 2616), or '/'.
+func isTokenOrSlash(c byte) bool {
+	return c == '/' || c > 32 && c < 127 && !strings.ContainsRune(`"(),:;<=>?@[\]{}`, rune(c))
 }

@@ -13,6 +13,26 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
+// acceptEncodingSeeds are Accept-Encoding headers of scrapers and
+// browsers, and odd ones.
+var acceptEncodingSeeds = [][]string{
+	nil,
+	{"gzip"},     // Prometheus
+	{"GZIP"},     // not gzip for promhttp: its match is case-sensitive
+	{"identity"}, // a client that wants it plain
+	{"br, gzip;q=0.5"},
+	{"gzip;q=0"},
+	{"gzip; q=0.0, identity"},
+	{"*"},
+	{"*;q=0"},
+	{"deflate", "gzip"},
+	{"gzip, deflate, br, zstd"}, // curl --compressed, browsers
+	{"x-gzip-ish"},
+	{"identity;q=1, gzip;q=0.5"},
+	{"gzip;q=1.5"},
+	{"gzip;level=1"},
+}
+
 func TestAcceptsGzip(t *testing.T) {
 	for _, tc := range []struct {
 		header []string
@@ -20,20 +40,40 @@ func TestAcceptsGzip(t *testing.T) {
 	}{
 		{nil, false},
 		{[]string{"gzip"}, true},
-		{[]string{"GZIP"}, true},
 		{[]string{"identity"}, false},
 		{[]string{"br, gzip;q=0.5"}, true},
 		{[]string{"gzip;q=0"}, false},
-		{[]string{"gzip; q=0.0, identity"}, false},
 		{[]string{"*"}, true},
-		{[]string{"*;q=0"}, false},
-		{[]string{"deflate", "gzip"}, true},
-		{[]string{"x-gzip-ish"}, false},
+		{[]string{"identity;q=1, gzip;q=0.5"}, false},
 	} {
-		if got := acceptsGzip(tc.header); got != tc.want {
+		if got := acceptsGzip(http.Header{"Accept-Encoding": tc.header}); got != tc.want {
 			t.Errorf("acceptsGzip(%q) = %v, want %v", tc.header, got, tc.want)
 		}
 	}
+}
+
+// acceptsGzip decides as promhttp's own negotiation does, offering gzip
+// then identity, on any Accept-Encoding header (seeds, then the fuzzer's:
+// make fuzz).
+func FuzzAcceptsGzipAsPromhttp(f *testing.F) {
+	for _, h := range acceptEncodingSeeds {
+		f.Add(strings.Join(h, "\x00"))
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "test_gauge", Help: "A gauge."}))
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{OfferedCompressions: []promhttp.Compression{promhttp.Gzip, promhttp.Identity}})
+	f.Fuzz(func(t *testing.T, values string) {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		for _, v := range strings.Split(values, "\x00") {
+			req.Header.Add("Accept-Encoding", v)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		want := rec.Header().Get("Content-Encoding") == "gzip"
+		if got := acceptsGzip(req.Header); got != want {
+			t.Fatalf("Accept-Encoding %q: acceptsGzip %v, promhttp compresses %v", req.Header.Values("Accept-Encoding"), got, want)
+		}
+	})
 }
 
 // get asks srv for path with the given Accept-Encoding, without Go's
