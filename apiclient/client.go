@@ -39,8 +39,8 @@ type Config struct {
 	Logger    log.Logger // may be nil
 	UserAgent string
 	// LogCalls logs every call at debug level (the exporter sets it at
-	// --log.level=debug): a line the level filter drops still cost each
-	// call its arguments' allocations, a tenth of a call's.
+	// --log.level=debug): a line the level filter drops would still cost
+	// each call its arguments' allocations.
 	LogCalls bool
 }
 

@@ -20,11 +20,14 @@ import (
 // Why not net/http's Transport for every call: it runs two goroutines per
 // connection (one reading, one writing) and hands each request and answer
 // between them and the caller over channels. On a large fleet nearly every
-// poll is two calls answering a few bytes, and those hand-offs were a third
-// of a poll's CPU (docs/performance.md, "Large fleets"); the two goroutines
-// and their buffers were also most of what a kept connection costs, which
-// bounded how many nodes could be polled at once. Here an idle connection
-// is its socket alone, and a call is a write and a read on it.
+// poll is two calls answering a few bytes, and those hand-offs are a large
+// share of a poll's CPU; the two goroutines and their buffers are also most
+// of what a kept connection costs, which bounds how many nodes can be
+// polled at once (docs/performance.md measures both). Here an idle
+// connection is its socket alone, and a call is a write and a read on it.
+// The requests are written by net/http's Request.Write and the answers read
+// by its ReadResponse, within the bounds of heads.go;
+// FuzzDirectTransportAsNetHTTP compares this transport with net/http's.
 //
 // What it does not do goes to fallback, net/http's Transport: requests
 // through a proxy (HTTP_PROXY and friends), and schemes other than http and

@@ -144,8 +144,8 @@ func decodeCount(data []byte) (int64, error) {
 
 // plainCount reads the usual answer, a bare number of at most 18 digits
 // (no overflow) without a leading zero (which JSON forbids), between JSON
-// whitespace, without a JSON decoder: one count per node-scrape made that
-// decoder a tenth of a poll's allocations. Anything else is decodeCountJSON's.
+// whitespace, without a JSON decoder, whose allocations every node-scrape
+// would pay for one number. Anything else is decodeCountJSON's.
 func plainCount(data []byte) (int64, bool) {
 	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 	for len(data) > 0 && isSpace(data[0]) {

@@ -15,15 +15,14 @@ import (
 // registry, every series of every node is a prometheus.Metric sent over a
 // channel to the registry's goroutine, written into a new dto.Metric,
 // checked against its descriptor, hashed against duplicates and sorted
-// among its family; at 2,000 nodes of a hundred-odd series that was a
-// sixth of the exporter's CPU (our own collection aside) and most of its
-// garbage (docs/performance.md, "Large fleets").
+// among its family, which for thousands of nodes of a hundred-odd series
+// is a large share of the exporter's CPU and garbage (docs/performance.md).
 // None of it can find anything here: the series are valid by construction
 // (series.go), a node's series are unique (one per key of a map of its
 // state), node labels are unique per cluster (config) and the cluster label
 // tells the clusters apart. So a scrape writes its series straight into
 // their families, the dto values taken from slabs (a few allocations per
-// node instead of several per series).
+// node rather than several per series).
 //
 // What differs from a registry's Gather: the series of a family come node
 // by node, in the configured order, where a registry sorts them by their

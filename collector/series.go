@@ -18,8 +18,8 @@ import (
 // is sanitised when learned from events), and the place of the one extra
 // label among the sorted pairs is known from the descriptor; the pairs of
 // event types and cluster states are shared by every node. A series then
-// costs one or two small allocations instead of about eight, and no
-// validation or sort (docs/performance.md).
+// costs a small allocation or two, and no validation or sort
+// (docs/performance.md).
 
 // seriesDesc is a per-node descriptor: the node labels ([cluster,] node),
 // then at most one extra label. Its name and help are kept for the

@@ -40,14 +40,11 @@ type Options struct {
 
 // DefaultConcurrency is the default bound of the nodes polled at once. A
 // scrape takes as long as the slowest node's own calls only while every
-// node gets a slot at once: with 200 nodes answering in 50 ms, a bound of
-// 32 made a scrape 7 rounds of calls (700 ms) instead of one (100 ms). The
-// calls are small and mostly waiting, so the bound is there against a
-// configuration of thousands of nodes, not for the usual cluster. 1024:
-// 1000 nodes answering 50 ms late are polled in one round (a scrape of 238
-// ms, 2.4 times the round trips; 5.1 times with 256) and 2000 in two (489
-// ms, 4.9 times; 10 times with 256), within 93 MiB at 2000 nodes
-// (docs/performance.md).
+// node gets a slot at once, so the bound is high: the calls are small and
+// mostly waiting, and the bound is there against a configuration of
+// thousands of nodes, not for the usual cluster (a thousand slow nodes are
+// polled in one round; docs/scaling.md and docs/performance.md give what
+// each bound costs).
 const DefaultConcurrency = 1024
 
 // Poller polls the configured nodes and keeps each node's committed state.

@@ -363,13 +363,12 @@ func (s *Store) writeManifest() error {
 // A single node's save (a /probe) leaves its record to the leader, so
 // that the writes of a batch are made one after the other, just before
 // the fdatasync, and a probe makes no system call of its own. If it
-// finds the store busy (a sync ended less than 10 ms ago: probes are
+// finds the store busy (a sync ended less than busyWithin ago: probes are
 // arriving together, as when Prometheus scrapes many /probe targets) its
-// leader lingers 2 ms before it writes and syncs, so that the probes
-// arriving meanwhile share its sync. An fdatasync is the store's largest
-// cost, and its blocked thread makes the Go runtime hand its processor to
-// another: measured with the load harness (docs/performance.md), 16
-// probes at once went from 0.33 syncs per probe to 0.15 with the linger.
+// leader lingers before it writes and syncs, so that the probes arriving
+// meanwhile share its sync. An fdatasync is the store's largest cost, and
+// its blocked thread makes the Go runtime hand its processor to another
+// (the linger halves the syncs per probe: docs/performance.md).
 // A lone probe, or a save of every node at once (/metrics, shutdown,
 // which writes its records itself, one after the other), never lingers.
 type groupSync struct {

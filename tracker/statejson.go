@@ -17,8 +17,8 @@ import (
 // which TestAppendJSONIsEncodingJSON checks field by field on states
 // with every field set. The state store writes a node's state at every
 // scrape that moved it, before the answer goes out; encoding/json's
-// reflection, map sorting and allocations made that write the largest CPU
-// cost of the store (docs/state.md). The state is read back with
+// reflection, map sorting and allocations made that write the store's
+// largest CPU cost (docs/state.md, docs/performance.md). The state is read back with
 // encoding/json, as before.
 func (st *State) AppendJSON(dst []byte) ([]byte, error) {
 	if st.Legacy != nil {

@@ -52,8 +52,8 @@ func newLoggers(w io.Writer, lvl, format string) (log.Logger, *slog.Logger) {
 	slogger := slog.New(sloggokit.NewGoKitHandler(level.NewFilter(fromSlog, allow), slogLevel))
 	// The filter outermost, so that a line below the level is dropped
 	// before its timestamp and caller are taken: the debug line of every
-	// console call took a caller (a walk of the stack) at every level, a
-	// fiftieth of a scrape's CPU. With the filter between the call site and
+	// console call would take a caller (a walk of the stack) at every
+	// level. With the filter between the call site and
 	// the valuers, the depth of the call site varies: callSite looks for it.
 	return level.NewFilter(log.With(base, "ts", log.DefaultTimestampUTC, "caller", callSite), allow), slogger
 }

@@ -11,8 +11,8 @@ import (
 // metric families. It is prometheus.Gatherers without the second check of
 // every series: each registry has checked its own, and when no family name
 // is in two of them (the case here: the API call metrics and the rest) the
-// join cannot make a duplicate. That check was a twentieth of the CPU of a
-// scrape of 200 nodes. When a name is shared, Gatherers merges and checks
+// join cannot make a duplicate, and that check costs a large scrape much
+// CPU (docs/performance.md). When a name is shared, Gatherers merges and checks
 // what was gathered (nothing is collected twice).
 type InOrder []prometheus.Gatherer
 
