@@ -31,17 +31,7 @@ func TestFamiliesAreWhatTheRegistryGathers(t *testing.T) {
 		t.Run(fmt.Sprintf("cluster-label=%v", named), func(t *testing.T) {
 			seen := map[string]bool{}
 			scenario(t, named, 8, func(e *env, step int) {
-				clusters, results := e.pollAll()
-				var s familySink
-				e.exp.emit(&s, clusters, results)
-				got := s.gathered()
-				reg := prometheus.NewRegistry()
-				reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) { e.exp.emit(chanSink(ch), clusters, results) }))
-				want, err := reg.Gather()
-				if err != nil {
-					t.Fatal(err)
-				}
-				compareFamilies(t, fmt.Sprintf("step %d", step), got, want)
+				got := gatherBothWays(t, e, step)
 				for _, mf := range got {
 					seen[mf.GetName()] = true
 				}
@@ -59,6 +49,38 @@ func TestFamiliesAreWhatTheRegistryGathers(t *testing.T) {
 	}
 }
 
+// gatherBothWays polls every node once, writes the families without a
+// registry and checks them against what a registry gathers of the same
+// scrape; it returns the former.
+func gatherBothWays(t *testing.T, e *env, step int) []*dto.MetricFamily {
+	t.Helper()
+	clusters, results := e.pollAll()
+	var s familySink
+	e.exp.emit(&s, clusters, results)
+	got := s.gathered()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectorFunc(func(ch chan<- prometheus.Metric) { e.exp.emit(chanSink(ch), clusters, results) }))
+	want, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareFamilies(t, fmt.Sprintf("step %d", step), got, want)
+	return got
+}
+
+// The same on other schedules: the simulator's seed and rate of events,
+// the cluster label or not, the number of scrapes (make fuzz runs it
+// longer).
+func FuzzFamiliesAreWhatTheRegistryGathers(f *testing.F) {
+	f.Add(int64(1), uint8(2), false, uint8(6))
+	f.Add(int64(2), uint8(30), true, uint8(4))
+	f.Fuzz(func(t *testing.T, seed int64, rate uint8, named bool, steps uint8) {
+		scenarioOf(t, seed, float64(rate%40)/4, named, int(steps%10)+1, func(e *env, step int) {
+			gatherBothWays(t, e, step)
+		})
+	})
+}
+
 // scenario runs steps scrapes of four nodes that see every kind of series:
 // each sub-collector on, one cluster (node label only) or two (named:
 // cluster label too), events of every type and of unknown types, NODE_DOWN
@@ -66,14 +88,19 @@ func TestFamiliesAreWhatTheRegistryGathers(t *testing.T) {
 // (failure reasons) and one never contacted. At each step check polls
 // every node once (e.pollAll, or a scrape of its own).
 func scenario(t *testing.T, named bool, steps int, check func(e *env, step int)) {
-	e := newEnv(t, simulator.Config{Seed: 11, Rate: 4}, 4, testOptions{
+	scenarioOf(t, 11, 4, named, steps, check)
+}
+
+// scenarioOf is scenario with the simulator's seed and rate of events.
+func scenarioOf(t *testing.T, seed int64, rate float64, named bool, steps int, check func(e *env, step int)) {
+	e := newEnv(t, simulator.Config{Seed: seed, Rate: rate}, 4, testOptions{
 		Enabled:        map[string]bool{"columns": true},
 		MaxLabelValues: 2, MaxEventTypes: 2,
 	})
 	if named {
 		e.p.SetClusters([]poller.Cluster{e.cluster("east", e.nodes[:2]...), e.cluster("west", e.nodes[2:]...)})
 	}
-	r := rand.New(rand.NewPCG(11, uint64(len(e.nodes))))
+	r := rand.New(rand.NewPCG(uint64(seed), uint64(len(e.nodes))))
 	// The last node fails from the start: never contacted, it still has
 	// its up, poll duration and failure series.
 	e.sim.SetNodeFault(e.nodes[3], simulator.Fault{Status: 502})

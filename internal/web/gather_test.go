@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -100,4 +101,37 @@ func TestInOrderMergesASharedNameWithoutCollectingTwice(t *testing.T) {
 	if _, err := (InOrder{a, c}).Gather(); err == nil || !strings.Contains(err.Error(), "collected before") {
 		t.Fatalf("a series in both registries: err = %v, want Gatherers' duplicate error", err)
 	}
+}
+
+// InOrder gathers what prometheus.Gatherers gathers, or fails as it does,
+// on registries of fuzzed families: names drawn from a few (so that some
+// are in two registries), help and series of their own.
+func FuzzInOrderAsGatherers(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7})
+	f.Add([]byte{1, 1, 9, 1, 1, 9, 2, 2, 2})
+	f.Add([]byte{3, 0, 0, 3, 0, 0, 4, 1, 1})
+	f.Fuzz(func(t *testing.T, plan []byte) {
+		regs := []*prometheus.Registry{prometheus.NewRegistry(), prometheus.NewRegistry(), prometheus.NewRegistry()}
+		// Each three bytes: a registry, a family name, a label value.
+		for i := 0; i+2 < len(plan) && i < 60; i += 3 {
+			reg := regs[int(plan[i])%len(regs)]
+			name := fmt.Sprintf("fam_%d", plan[i+1]%5)
+			g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: "Help " + name + ".",
+				ConstLabels: prometheus.Labels{"v": fmt.Sprint(plan[i+2] % 4)}})
+			g.Set(float64(plan[i+2]))
+			_ = reg.Register(g) // a duplicate within a registry is refused there
+		}
+		gs := make([]prometheus.Gatherer, len(regs))
+		for i, r := range regs {
+			gs[i] = r
+		}
+		got, gotErr := InOrder(gs).Gather()
+		want, wantErr := prometheus.Gatherers(gs).Gather()
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("InOrder error %v, Gatherers error %v", gotErr, wantErr)
+		}
+		if g, w := text(t, got), text(t, want); g != w {
+			t.Fatalf("InOrder and Gatherers disagree:\n--- InOrder\n%s\n--- Gatherers\n%s", g, w)
+		}
+	})
 }
