@@ -15,8 +15,6 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/version"
-	toolkitweb "github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/indexima-exporter/indexima_exporter/config"
 )
@@ -93,22 +91,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, cfg.String()) // secrets marshal as <secret>
 	})
-	landing, err := toolkitweb.NewLandingPage(toolkitweb.LandingConfig{
-		Name:        "Indexima Exporter",
-		Description: "Prometheus exporter for the events of Indexima clusters",
-		// Version, revision and build date (from linker flags, or from Go's
-		// build information: see buildinfo.go).
-		Version: version.Info() + " " + version.BuildContext(),
-		Links: []toolkitweb.LandingLinks{
-			{Address: metricsPath, Text: "Metrics"},
-			{Address: "/status", Text: "Status", Description: "each node: up or down, its last polls, counted and reported events"},
-			{Address: "/-/healthy", Text: "Health", Description: "200 while the exporter runs"},
-			{Address: "/-/ready", Text: "Readiness", Description: "200 once a configuration is loaded"},
-			{Address: "/config", Text: "Configuration", Description: "the configuration in force, secrets hidden; POST /-/reload or SIGHUP reloads it"},
-			{Address: "/probe", Text: "Probe", Description: "one node: /probe?target=<node>&module=<cluster>"},
-			{Address: "/sd", Text: "Targets", Description: "the configured nodes as /probe targets, for Prometheus' http_sd_configs"},
-		},
-	})
+	landing, err := landingPage(metricsPath)
 	if err != nil {
 		return nil, err
 	}
