@@ -156,4 +156,3 @@ func TestConfigCheckWithDemo(t *testing.T) {
 		}
 	}
 }
-
