@@ -108,9 +108,14 @@ func NewHandler(o Options) (http.Handler, error) {
 // expositionOpts are the options of every exposition handler, /metrics and
 // each /probe: errors logged, whatever could be gathered served, no
 // compression of its own (newHandler wraps both in fastGzip), and the format
-// the scraper asks for: OpenMetrics 1.0 (ending in "# EOF", the first choice
-// of Prometheus 3 and also of 2.x), protobuf, or text 0.0.4 when the Accept
-// header asks for nothing else.
+// the scraper asks for, negotiated by promhttp over prometheus/common's
+// stable formats (expfmt.DefaultOpenMetricsAcceptedFormats): OpenMetrics 1.0
+// or 0.0.1 (ending in "# EOF", the first choice of Prometheus 2.x and 3),
+// protobuf, text 1.0.0 (Prometheus 3's own), or text 0.0.4 when the Accept
+// header asks for nothing else. The answer carries the escaping= scheme of
+// the Accept clause it matched (underscores when it names none); the
+// exporter's names are all valid legacy names, which every scheme leaves
+// as they are.
 func expositionOpts(logger log.Logger) promhttp.HandlerOpts {
 	return promhttp.HandlerOpts{
 		ErrorLog:           promLogger{logger},
