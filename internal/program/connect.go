@@ -33,7 +33,8 @@ func connectCheck(ctx context.Context, cfg *config.Config, clusters []poller.Clu
 			where = fmt.Sprintf("cluster %s: %s", c.Name, where)
 		}
 		errs := callNodes(ctx, c)
-		if err := errs[0]; err != nil && isLoginError(err) {
+		if len(errs) > 0 && errs[0] != nil && isLoginError(errs[0]) {
+			err := errs[0]
 			notCalled := ""
 			if n := len(c.Nodes) - 1; n > 0 {
 				notCalled = fmt.Sprintf(" (%d other node(s) not called)", n)
@@ -67,6 +68,9 @@ func connectCheck(ctx context.Context, cfg *config.Config, clusters []poller.Clu
 // The errors are in the order of c.Nodes.
 func callNodes(ctx context.Context, c poller.Cluster) []error {
 	errs := make([]error, len(c.Nodes))
+	if len(c.Nodes) == 0 { // config refuses a cluster without nodes
+		return errs
+	}
 	now := time.Now()
 	call := func(j int) {
 		_, errs[j] = c.Client.EventCount(ctx, c.Nodes[j].Target, now.Add(-time.Hour).UnixMilli(), now.UnixMilli())
