@@ -22,7 +22,8 @@ import (
 //
 // A refused or failed login starts a backoff (doubling up to the maximum)
 // during which logins are not attempted and callers get the last login error
-// at once: a wrong password does not become a login storm.
+// at once: a wrong password does not become a login storm. Such a call is
+// reported to the observer as a skipped login, not as a login.
 //
 // A login reports its own outcome to the observer, once. The callers that
 // started or waited for it take its result from the flight, not from the
@@ -81,11 +82,13 @@ func (s *session) renew(ctx context.Context, stale uint64) (string, uint64, erro
 	starts := f == nil
 	if starts {
 		if now := s.c.now(); now.Before(s.retryAt) {
-			// No login for this call: it fails on the backoff, which
-			// is reported as a login error of its own.
+			// No login for this call: it fails on the backoff. No
+			// login was made, so none is reported; the skip is.
 			err := s.backoffError(now)
 			s.mu.Unlock()
-			s.c.observeLogin(LoginError)
+			if o := s.c.cfg.Observer; o != nil {
+				o.ObserveLoginSkipped()
+			}
 			return "", 0, err
 		}
 		f = &flight{done: make(chan struct{})}

@@ -142,8 +142,10 @@ func TestLoginBackoff(t *testing.T) {
 	if f := failures(); f != 4 {
 		t.Fatalf("%d attempts after the capped backoff, want 4", f)
 	}
-	if c.obs.login(LoginFailure) != 4 || c.obs.login(LoginError) == 0 {
-		t.Fatalf("observer logins %v", c.obs.logins)
+	// Four logins made, all refused; the 28 other calls (19 + 4 + 5 + 0 +
+	// 0) failed on the backoff without a login.
+	if c.obs.login(LoginFailure) != 4 || c.obs.login(LoginError) != 0 || c.obs.skips() != 28 {
+		t.Fatalf("observer logins %v, %d skipped; want 4 failures and 28 skipped", c.obs.logins, c.obs.skips())
 	}
 
 	sim.SetPassword(testUser, testPassword)

@@ -63,7 +63,10 @@ func (e *Error) Error() string {
 		s += ": " + e.Err.Error()
 	}
 	if e.Excerpt != "" {
-		s += fmt.Sprintf(" (body: %q)", e.Excerpt)
+		// As received: sanitize made it one line of valid UTF-8 already.
+		// Quoting it again would double every quote and backslash of a
+		// JSON body, in logs and on /status alike.
+		s += " (body: " + e.Excerpt + ")"
 	}
 	return s
 }

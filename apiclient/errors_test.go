@@ -3,7 +3,9 @@ package apiclient
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -239,5 +241,25 @@ func TestBombDoesNotExpandInMemory(t *testing.T) {
 	}
 	if grown := after.TotalAlloc - before.TotalAlloc; grown > 16<<20 {
 		t.Fatalf("%d MiB allocated while refusing the bomb", grown>>20)
+	}
+}
+
+// An error body's excerpt is in Error() once, as the console sent it (its
+// control characters made visible by sanitize), not quoted again: a JSON
+// body keeps its own quotes and backslashes, single.
+func TestErrorShowsTheBodyOnce(t *testing.T) {
+	const body = "{\"message\": \"node \\\"a\\\" says C:\\\\x\"}\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, func(c *Config) { c.Username, c.Password = "", "" })
+	_, err := c.Version(ctxT(t), node1)
+	e := checkError(t, err, KindNodeUnreachable, EndpointVersion)
+	want := `(body: {"message": "node \"a\" says C:\\x"}\n)`
+	if !strings.HasSuffix(e.Error(), want) {
+		t.Errorf("Error()\n got %s\nwant it to end with %s", e.Error(), want)
 	}
 }

@@ -59,6 +59,7 @@ type recordingObserver struct {
 	mu       sync.Mutex
 	requests []string // endpoint + " " + code
 	logins   map[string]int
+	skipped  int // calls failed on the login backoff
 }
 
 func (o *recordingObserver) ObserveRequest(endpoint, code string, d time.Duration) {
@@ -74,6 +75,18 @@ func (o *recordingObserver) ObserveLogin(result string) {
 	}
 	o.logins[result]++
 	o.mu.Unlock()
+}
+
+func (o *recordingObserver) ObserveLoginSkipped() {
+	o.mu.Lock()
+	o.skipped++
+	o.mu.Unlock()
+}
+
+func (o *recordingObserver) skips() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.skipped
 }
 
 func (o *recordingObserver) login(result string) int {

@@ -56,7 +56,13 @@ type ColumnsInfo struct {
 // as a decimal string, or "error" when no status was received.
 type Observer interface {
 	ObserveRequest(endpoint, code string, d time.Duration)
-	ObserveLogin(result string) // LoginSuccess, LoginFailure (bad credentials), LoginError
+	// ObserveLogin reports each login made, once: LoginSuccess,
+	// LoginFailure (bad credentials) or LoginError.
+	ObserveLogin(result string)
+	// ObserveLoginSkipped reports a call that needed a login while the
+	// backoff after a failed one was in force: no login was made, and the
+	// call failed at once with that login's error.
+	ObserveLoginSkipped()
 }
 
 // Endpoint label values reported to the Observer and named in errors.
@@ -76,5 +82,5 @@ const (
 const (
 	LoginSuccess = "success"
 	LoginFailure = "failure" // credentials refused
-	LoginError   = "error"   // console unreachable, malformed answer, backoff
+	LoginError   = "error"   // console unreachable, malformed answer
 )

@@ -16,11 +16,18 @@ type apiObserver struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	logins   *prometheus.CounterVec
+	skipped  prometheus.Counter
 }
 
 // NewAPIObserver registers the exporter's own API metrics on reg
 // (indexima_exporter_api_requests_total, ..._api_request_duration_seconds,
-// indexima_exporter_logins_total) and returns the apiclient hook feeding them.
+// indexima_exporter_logins_total, ..._logins_skipped_total) and returns the
+// apiclient hook feeding them.
+//
+// logins_total counts the logins made, so that its sum is the number of
+// login calls the console received. The calls that failed at once because a
+// login backoff was in force made no login: they have a counter of their
+// own, which a result label of logins_total would have added to that sum.
 func NewAPIObserver(reg prometheus.Registerer) apiclient.Observer {
 	o := &apiObserver{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -36,11 +43,15 @@ func NewAPIObserver(reg prometheus.Registerer) apiclient.Observer {
 			Name: namespace + "_exporter_logins_total",
 			Help: "Logins of the exporter to the console, by result (success, failure: credentials refused, error: no usable answer).",
 		}, []string{"result"}),
+		skipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: namespace + "_exporter_logins_skipped_total",
+			Help: "Calls that needed a login while the backoff after a failed login was in force: no login was made, the call failed with that login's error.",
+		}),
 	}
 	for _, r := range []string{apiclient.LoginSuccess, apiclient.LoginFailure, apiclient.LoginError} {
 		o.logins.WithLabelValues(r)
 	}
-	reg.MustRegister(o.requests, o.duration, o.logins)
+	reg.MustRegister(o.requests, o.duration, o.logins, o.skipped)
 	return o
 }
 
@@ -50,3 +61,5 @@ func (o *apiObserver) ObserveRequest(endpoint, code string, d time.Duration) {
 }
 
 func (o *apiObserver) ObserveLogin(result string) { o.logins.WithLabelValues(result).Inc() }
+
+func (o *apiObserver) ObserveLoginSkipped() { o.skipped.Inc() }

@@ -2,6 +2,8 @@ package config
 
 import (
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -449,5 +451,38 @@ func TestPrintedConfigPasswordFromTheEnvironment(t *testing.T) {
 	again, err := Parse([]byte(printed), t.TempDir())
 	if err != nil || again.Clusters[0].Console.Password != "from-env-Pa55" {
 		t.Fatalf("loaded again: %v %+v", err, again)
+	}
+}
+
+// A console URL written without its scheme, the likeliest slip, gets the
+// URL with http:// as a hint (its password masked); a URL with a scheme, or
+// one that http:// does not repair, gets none.
+func TestConsoleURLWithoutSchemeGetsAHint(t *testing.T) {
+	cases := []struct{ url, want string }{
+		{"127.0.0.1:18082", "console.url: not a valid URL; did you mean http://127.0.0.1:18082?"},
+		{"[::1]:18082", "console.url: not a valid URL; did you mean http://[::1]:18082?"},
+		{"console.example:8082", "console.url: no scheme; did you mean http://console.example:8082?"},
+		{"console.example", "console.url: no scheme; did you mean http://console.example?"},
+		{"console.example:8082/indexima", "console.url: no scheme; did you mean http://console.example:8082/indexima?"},
+		{"monitor:Pa55@console.example:8082", "console.url: no scheme; did you mean http://monitor:xxxxx@console.example:8082?"},
+		{"ftp://c:1", `console.url: "ftp://c:1": scheme "ftp" not supported (use http:// or https://)`},
+		{"http://c:1/%zz", "console.url: not a valid URL"},
+		{"c:1/%zz", `console.url: scheme "c" not supported (use http:// or https://)`},
+		{"monitor:Pa55@c:1/%zz", `console.url: scheme "monitor" not supported (use http:// or https://)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.url, func(t *testing.T) {
+			_, err := loadString(t, fmt.Sprintf("console: {url: %q}\nnodes: [{host: a}]\n", tc.url))
+			var e *Error
+			if !errors.As(err, &e) || len(e.Problems) != 1 {
+				t.Fatalf("got %v, want one problem", err)
+			}
+			if e.Problems[0] != tc.want {
+				t.Errorf("\n got %s\nwant %s", e.Problems[0], tc.want)
+			}
+			if strings.Contains(e.Problems[0], "Pa55") {
+				t.Errorf("the password is in %q", e.Problems[0])
+			}
+		})
 	}
 }

@@ -143,15 +143,26 @@ func (v *validator) consoleURL(field, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url's errors quote the whole URL, which may hold credentials.
-		v.addf(field, "not a valid URL")
+		v.addf(field, "not a valid URL%s", schemeHint(raw))
 		return
 	}
 	shown := u.Redacted()
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
+		if hint := schemeHint(raw); hint != "" {
+			// Not shown: without its scheme a URL's password is not
+			// one that Redacted finds ("user:pw@host" parses as
+			// scheme "user", opaque "pw@host"); the hint masks it.
+			v.addf(field, "no scheme%s", hint)
+			break
+		}
+		if u.Opaque != "" { // "a:b…": Redacted masks no password there
+			v.addf(field, "scheme %q not supported (use http:// or https://)", u.Scheme)
+			break
+		}
 		v.addf(field, "%q: scheme %q not supported (use http:// or https://)", shown, u.Scheme)
 	case u.Host == "" || u.Hostname() == "":
-		v.addf(field, "%q: no host (e.g. https://console.example:8082)", shown)
+		v.addf(field, "%q: no host (e.g. https://console.example:8082)%s", shown, schemeHint(raw))
 	case u.User != nil:
 		v.addf(field, "%q: holds credentials; use username and password_file instead", shown)
 	case u.RawQuery != "" || u.Fragment != "":
@@ -162,6 +173,21 @@ func (v *validator) consoleURL(field, raw string) {
 			v.addf(field, "%q: port %s out of range 1-65535", shown, p)
 		}
 	}
+}
+
+// schemeHint is "; did you mean http://…?" for a URL written without its
+// scheme (the likeliest slip: "127.0.0.1:18082" or "console:8082", which
+// url.Parse refuses or reads as a scheme), when http:// in front makes a URL
+// with a host; "" otherwise. The URL is shown with any password masked.
+func schemeHint(raw string) string {
+	if strings.Contains(raw, "://") {
+		return ""
+	}
+	u, err := url.Parse("http://" + raw)
+	if err != nil || u.Hostname() == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s?", u.Redacted())
 }
 
 func (v *validator) tls(field string, t tlsYAML) promconfig.TLSConfig {

@@ -14,6 +14,12 @@
 // with classic histograms converted to native ones, on which every dashboard
 // histogram query must give the classic buckets' numbers.
 //
+// TestEachPrometheusAcceptHeader has each line scrape the exporter with every
+// Accept header it can send (testkit.ScrapeAccepts: 2.42's two, 3.15's
+// defaults and each of its stable scrape_protocols and escaping schemes) and
+// checks the header sent, the Content-Type answered, and that every answer
+// was ingested, with the same series.
+//
 // TestProbeTargetsDiscoveredFromTheExporter runs the shipped
 // deploy/prometheus/prometheus-probe.yml on both lines: Prometheus learns the
 // nodes of two clusters from the exporter's /sd alone, probes each through

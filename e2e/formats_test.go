@@ -312,11 +312,12 @@ func compareSeriesWithin(got, want map[string]float64, tolerance float64) string
 }
 
 // recordingProxy is a loopback reverse proxy to the exporter that records
-// the Content-Type of every answer.
+// the Accept header of every request and the Content-Type of every answer.
 type recordingProxy struct {
-	addr string
-	mu   sync.Mutex
-	seen map[string]int
+	addr    string
+	mu      sync.Mutex
+	seen    map[string]int // Content-Types
+	accepts map[string]int
 }
 
 func newRecordingProxy(t *testing.T, upstream string) *recordingProxy {
@@ -325,8 +326,15 @@ func newRecordingProxy(t *testing.T, upstream string) *recordingProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &recordingProxy{addr: l.Addr().String(), seen: map[string]int{}}
+	p := &recordingProxy{addr: l.Addr().String(), seen: map[string]int{}, accepts: map[string]int{}}
 	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: upstream})
+	direct := rp.Director
+	rp.Director = func(r *http.Request) {
+		p.mu.Lock()
+		p.accepts[r.Header.Get("Accept")]++
+		p.mu.Unlock()
+		direct(r)
+	}
 	rp.ModifyResponse = func(r *http.Response) error {
 		p.mu.Lock()
 		p.seen[r.Header.Get("Content-Type")]++
@@ -343,4 +351,10 @@ func (p *recordingProxy) contentTypes() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return maps.Clone(p.seen)
+}
+
+func (p *recordingProxy) acceptHeaders() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.accepts)
 }

@@ -25,6 +25,13 @@ type prometheusServer struct {
 // evaluating every second, and waits until it is ready.
 func startPrometheus(t *testing.T, bin, dir string, ruleFiles []string, scrapeConfigs string) *prometheusServer {
 	t.Helper()
+	return startPrometheusFlags(t, bin, dir, nil, ruleFiles, scrapeConfigs)
+}
+
+// startPrometheusFlags is startPrometheus with more command-line flags
+// (feature flags).
+func startPrometheusFlags(t *testing.T, bin, dir string, flags, ruleFiles []string, scrapeConfigs string) *prometheusServer {
+	t.Helper()
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
@@ -38,11 +45,11 @@ scrape_configs:
 	}
 	// Port 0: Prometheus binds a port of its own and logs it (at info,
 	// its default level: "Listening on" is an info line).
-	proc := startProcess(t, "prometheus", bin,
-		"--config.file="+cfgFile,
+	proc := startProcess(t, "prometheus", bin, append([]string{
+		"--config.file=" + cfgFile,
 		"--web.listen-address=127.0.0.1:0",
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
-	)
+		"--storage.tsdb.path=" + filepath.Join(dir, "tsdb"),
+	}, flags...)...)
 	p := &prometheusServer{url: "http://" + proc.listening(t, 30*time.Second), proc: proc}
 	waitReady(t, proc, p.url+"/-/ready", 30*time.Second)
 	return p

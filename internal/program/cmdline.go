@@ -53,8 +53,8 @@ func (o *options) check() error {
 	if o.concurrency < 1 || o.maxLabelValues < 1 {
 		return fmt.Errorf("--scrape.concurrency and --label.max-values must be at least 1 (got %d and %d)", o.concurrency, o.maxLabelValues)
 	}
-	if o.configCheck && o.demo {
-		return errors.New("--config.check checks a configuration file; --demo needs none")
+	if (o.configCheck || o.configConnect) && o.demo {
+		return errors.New("--config.check and --config.check.connect check a configuration file; --demo needs none")
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ type options struct {
 	telemetryPath  string
 	configFile     string
 	configCheck    bool
+	configConnect  bool
 	demo           bool
 	stateFile      string
 	concurrency    int
@@ -55,8 +56,10 @@ func newCommandLine() (*kingpin.Application, *options) {
 		Default("/metrics").StringVar(&o.telemetryPath)
 	app.Flag("config.file", "Configuration file (YAML): consoles and nodes. See docs/configuration.md.").
 		Default("indexima.yml").StringVar(&o.configFile)
-	app.Flag("config.check", "Validate the configuration file and exit: 0 if it is usable, 1 with one line per problem.").
+	app.Flag("config.check", "Validate the configuration file and exit: 0 if it is usable, 1 with one line per problem. Contacts no console.").
 		BoolVar(&o.configCheck)
+	app.Flag("config.check.connect", "Validate the configuration file as --config.check does, then log in to each console and call each node once (event/count), and exit: 0 if all answered, 1 with one line per failure.").
+		BoolVar(&o.configConnect)
 	app.Flag("demo", "Start a simulated cluster in-process and export it (no configuration file needed).").
 		BoolVar(&o.demo)
 	app.Flag("events.state-file", "File where event cursors are saved, so a restart neither loses nor recounts events (empty: none).").

@@ -3,12 +3,16 @@ package program
 import (
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
@@ -187,5 +191,83 @@ func TestOpenMetricsWhenAsked(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEachPrometheusAcceptHeader sends /metrics and /probe each Accept
+// header Prometheus 2.42 and 3.15 send (testkit.ScrapeAccepts), with gzip as
+// they do, and checks the Content-Type of the answer, byte for byte (the
+// format and its escaping scheme), and that the body is that format: text
+// passes that line's `promtool check metrics`, OpenMetrics ends with one
+// "# EOF", protobuf decodes. That the line's Prometheus ingests each answer
+// is e2e's TestEachPrometheusAcceptHeader.
+func TestEachPrometheusAcceptHeader(t *testing.T) {
+	sim := simulator.New(simulator.Config{Users: map[string]string{"monitor": "pw"}, Nodes: []simulator.NodeConfig{{Host: "core-a"}}})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	dir := t.TempDir()
+	writeFile(t, dir, "password", "pw\n")
+	writeFile(t, dir, "indexima.yml", "console: {url: '"+sim.URL()+"', username: monitor, password_file: password, timeout: 5s}\nnodes: [{host: core-a, name: a}]\n")
+	r := start(t, "--config.file="+filepath.Join(dir, "indexima.yml"))
+	r.waitFor("/metrics", func(b string) bool { return strings.Contains(b, `indexima_up{node="a"} 1`) }, "node a up")
+
+	lines := map[string]testkit.PrometheusLine{}
+	for _, l := range testkit.PrometheusLines {
+		lines[l.Name] = l
+	}
+	for _, a := range testkit.ScrapeAccepts {
+		line, ok := lines[a.Line]
+		if !ok {
+			t.Fatalf("%s: no Prometheus line %q", a.Name, a.Line)
+		}
+		for _, path := range []string{"/metrics", "/probe?target=a"} {
+			t.Run(a.Line+"/"+a.Name+path, func(t *testing.T) {
+				ct, body := scrape(t, r.base+path, a.Accept, "gzip")
+				if ct != a.ContentType {
+					t.Errorf("Accept %q:\nContent-Type %q\n        want %q", a.Accept, ct, a.ContentType)
+				}
+				switch {
+				case strings.HasPrefix(ct, "text/plain;"):
+					if strings.Contains(body, "# EOF") || !strings.Contains(body, `indexima_up{node="a"} 1`) {
+						t.Errorf("not a text exposition of node a:\n%s", body)
+					}
+					promtoolCheckMetrics(t, line.Promtool(t), body)
+				case strings.HasPrefix(ct, "application/openmetrics-text;"):
+					if !strings.HasSuffix(body, "\n# EOF\n") || strings.Count(body, "# EOF") != 1 || !strings.Contains(body, `indexima_up{node="a"} 1`) {
+						t.Errorf("not an OpenMetrics exposition of node a ending with one # EOF:\n%s", body)
+					}
+				case strings.HasPrefix(ct, "application/vnd.google.protobuf;"):
+					dec := expfmt.NewDecoder(strings.NewReader(body), expfmt.Format(ct))
+					names := map[string]bool{}
+					for {
+						var mf dto.MetricFamily
+						if err := dec.Decode(&mf); err == io.EOF {
+							break
+						} else if err != nil {
+							t.Fatalf("protobuf answer: %v", err)
+						}
+						names[mf.GetName()] = true
+					}
+					if !names["indexima_up"] || !names["indexima_events_total"] {
+						t.Errorf("protobuf answer without indexima_up and indexima_events_total: %v", names)
+					}
+				default:
+					t.Errorf("unknown Content-Type %q", ct)
+				}
+			})
+		}
+	}
+}
+
+// promtoolCheckMetrics runs `promtool check metrics` of the given promtool
+// on a text exposition.
+func promtoolCheckMetrics(t *testing.T, promtool, exposition string) {
+	t.Helper()
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(exposition)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("%s check metrics: %v\n%s", promtool, err, out)
 	}
 }

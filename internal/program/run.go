@@ -40,8 +40,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 	if done {
 		return code
 	}
-	if o.configCheck {
-		return checkConfig(o.configFile, clientBuilder{logger: log.NewNopLogger()}.fileBuilder(o.configFile), stdout, stderr)
+	if o.configCheck || o.configConnect {
+		return checkConfig(ctx, o.configFile, o.configConnect, clientBuilder{logger: log.NewNopLogger()}.fileBuilder(o.configFile), stdout, stderr)
 	}
 	// Checks that need no log: a failed start prints its one line only.
 	if err := checkWeb(o.web); err != nil {

@@ -57,6 +57,7 @@ func TestUserErrorsGiveOneLine(t *testing.T) {
 		{"bad yaml", []string{file("bad.yml", "console: [\n")}, "bad.yml"},
 		{"unknown key", []string{file("unknown.yml", "console: {url: 'http://c:1'}\nnodes: [{host: a}]\nfoo: 1\n")}, `line 3: unknown key "foo"`},
 		{"bad url", []string{file("url.yml", "console: {url: 'ftp://c'}\nnodes: [{host: a}]\n")}, `console.url: "ftp://c": scheme "ftp" not supported`},
+		{"url without scheme", []string{file("noscheme.yml", "console: {url: 127.0.0.1:18082}\nnodes: [{host: a}]\n")}, "console.url: not a valid URL; did you mean http://127.0.0.1:18082?"},
 		{"no nodes", []string{file("nonodes.yml", "console: {url: 'http://c:1'}\n")}, "nodes: no node configured"},
 		{"duplicate node names", []string{file("dup.yml", "console: {url: 'http://c:1'}\nnodes: [{host: a, name: x}, {host: b, name: x}]\n")}, `duplicate node name "x"`},
 		{"unreadable password file", []string{file("pw.yml", "console: {url: 'http://c:1', username: u, password_file: pwdir}\nnodes: [{host: a}]\n")}, "password_file"},

@@ -5,10 +5,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"html"
 	"image"
 	"image/color"
 	"image/png"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,7 +66,8 @@ func tail(s string, n int) string {
 // behind. It checks what the browser's DOM shows (nodes, up or down, the
 // numbers of /metrics, no script, no password) and takes screenshots, one
 // at a desktop's width and one at a phone's; -update-screenshot writes them
-// to docs/status.png and docs/status-phone.png. Chromium missing: skipped, or failed when CI
+// to docs/status.png and docs/status-phone.png. It also loads the landing
+// page, / (checkLandingPage). Chromium missing: skipped, or failed when CI
 // is set (make test installs it).
 func TestStatusPageInBrowser(t *testing.T) {
 	bin := testkit.Tool(t, "chromium", "Debian package chromium")
@@ -161,6 +164,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Errorf("prod/core-3 outcome %q, want the typed error", got)
 	}
 
+	t.Run("landing page", func(t *testing.T) { checkLandingPage(t, bin, r.base) })
+
 	// Screenshots: the page rendered with its style (the green and red
 	// borders of up and down nodes are there), at both widths.
 	shots := []struct {
@@ -191,6 +196,62 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	if *updateScreenshot {
 		t.Logf("wrote %s and %s", shots[0].file, shots[1].file)
+	}
+}
+
+// probePlaceholder is the landing page's description of /probe, as a reader
+// must see it: sent as text, <node> and <cluster> are shown; sent raw, the
+// browser takes them for tags and shows "/probe?target=&module=".
+const probePlaceholder = "/probe?target=<node>&module=<cluster>"
+
+var linkRE = regexp.MustCompile(`\s(?:href|src|action)="([^"]*)"`)
+
+// checkLandingPage loads / in Chromium: the placeholders of the Probe link
+// are in the text the browser shows (not taken for tags), and every link
+// of the page answers, none 404 nor 5xx, and none leads off the exporter
+// (nothing there can be checked, and no page of the exporter needs one).
+func checkLandingPage(t *testing.T, bin, base string) {
+	dom := chromium(t, bin, "--dump-dom", base+"/")
+	if !strings.Contains(dom, "<title>Indexima Exporter</title>") {
+		t.Fatalf("the DOM is not the landing page:\n%s", tail(dom, 4000))
+	}
+	text := pageText(dom)
+	if !strings.Contains(text, probePlaceholder) {
+		t.Errorf("the page does not show %q (placeholders taken for tags?):\n%s", probePlaceholder, text)
+	}
+	for _, tag := range []string{"<node", "<cluster"} {
+		if strings.Contains(dom, tag) {
+			t.Errorf("the browser made an element of %s>:\n%s", tag, tail(dom, 4000))
+		}
+	}
+	links := linkRE.FindAllStringSubmatch(dom, -1)
+	if len(links) < 7 {
+		t.Errorf("%d links on the landing page, want at least the 7 endpoints:\n%s", len(links), tail(dom, 4000))
+	}
+	baseURL, err := url.Parse(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		ref, err := url.Parse(html.UnescapeString(l[1]))
+		if err != nil {
+			t.Errorf("link %q: %v", l[1], err)
+			continue
+		}
+		u := baseURL.ResolveReference(ref)
+		if u.Host != baseURL.Host {
+			t.Errorf("link %q leads off the exporter", l[1])
+			continue
+		}
+		resp, err := http.Get(u.String())
+		if err != nil {
+			t.Errorf("link %q: %v", l[1], err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode >= 500 {
+			t.Errorf("link %q (%s) answers %s", l[1], u, resp.Status)
+		}
 	}
 }
 

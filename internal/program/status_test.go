@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -241,5 +242,48 @@ func TestStatusPageNeverShowsThePassword(t *testing.T) {
 				t.Errorf("the password (as %q) is on %s:\n%s", form, where.name, card.text)
 			}
 		}
+	}
+}
+
+// A console's error body is shown on /status as the console sent it: its
+// quotes and backslashes once (the excerpt is not quoted again), its < and
+// & escaped for HTML only, so that the browser shows them and makes no tag.
+func TestStatusPageShowsTheConsoleErrorBodyOnce(t *testing.T) {
+	const body = `{"message": "node \"core-a\" <b>refused</b> C:\\data & more"}`
+	sim := simulator.New(simulator.Config{Users: map[string]string{"monitor": "pw"},
+		Nodes: []simulator.NodeConfig{{Host: "core-a"}}})
+	var refuse atomic.Bool
+	console := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() && strings.HasPrefix(r.URL.Path, "/api/monitor/") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, body)
+			return
+		}
+		sim.Handler().ServeHTTP(w, r)
+	}))
+	defer console.Close()
+	defer sim.Close()
+	dir := t.TempDir()
+	writeFile(t, dir, "password", "pw\n")
+	writeFile(t, dir, "indexima.yml", fmt.Sprintf("console: {url: %q, username: monitor, password_file: password}\nnodes: [{host: core-a, name: a}]\n", console.URL))
+	r := start(t, "--config.file="+filepath.Join(dir, "indexima.yml"))
+	r.get("/metrics")
+	refuse.Store(true)
+	r.get("/metrics")
+	_, page := r.get("/status")
+	card := statusNodes(t, page)[""]["a"]
+	if card.state != "down" {
+		t.Fatalf("the node is %s, want down:\n%s", card.state, card.text)
+	}
+	outcome := field(card.text, "Outcome")
+	if !strings.Contains(outcome, body) {
+		t.Errorf("the card does not show the body as the console sent it\n got %s\nwant it to hold %s", outcome, body)
+	}
+	if strings.Contains(card.text, `\"message\"`) || strings.Contains(card.text, `\\\\`) {
+		t.Errorf("the body is escaped twice on /status:\n%s", outcome)
+	}
+	if strings.Contains(page, "<b>") {
+		t.Error("the body's <b> reached the page as a tag")
 	}
 }

@@ -118,8 +118,9 @@ func newRedactor(cfg *config.Config) redactor {
 	return r
 }
 
-// SecretForms is a secret as an error text may hold it: raw, escaped in a
-// JSON body, and either of those quoted again by %q (the excerpt of a body).
+// SecretForms is a secret as an error text may hold it: raw (a console's
+// decoded message), escaped in a JSON body (a body's excerpt), and either of
+// those quoted by %q (a message quoted in an error).
 func SecretForms(p string) []string {
 	j, _ := json.Marshal(p)
 	jsonForm := strings.TrimSuffix(strings.TrimPrefix(string(j), `"`), `"`)

@@ -15,8 +15,6 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/common/version"
-	toolkitweb "github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/indexima-exporter/indexima_exporter/config"
 )
@@ -93,22 +91,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, cfg.String()) // secrets marshal as <secret>
 	})
-	landing, err := toolkitweb.NewLandingPage(toolkitweb.LandingConfig{
-		Name:        "Indexima Exporter",
-		Description: "Prometheus exporter for the events of Indexima clusters",
-		// Version, revision and build date (from linker flags, or from Go's
-		// build information: see buildinfo.go).
-		Version: version.Info() + " " + version.BuildContext(),
-		Links: []toolkitweb.LandingLinks{
-			{Address: metricsPath, Text: "Metrics"},
-			{Address: "/status", Text: "Status", Description: "each node: up or down, its last polls, counted and reported events"},
-			{Address: "/-/healthy", Text: "Health", Description: "200 while the exporter runs"},
-			{Address: "/-/ready", Text: "Readiness", Description: "200 once a configuration is loaded"},
-			{Address: "/config", Text: "Configuration", Description: "the configuration in force, secrets hidden; POST /-/reload or SIGHUP reloads it"},
-			{Address: "/probe", Text: "Probe", Description: "one node: /probe?target=<node>&module=<cluster>"},
-			{Address: "/sd", Text: "Targets", Description: "the configured nodes as /probe targets, for Prometheus' http_sd_configs"},
-		},
-	})
+	landing, err := landingPage(metricsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -125,9 +108,14 @@ func NewHandler(o Options) (http.Handler, error) {
 // expositionOpts are the options of every exposition handler, /metrics and
 // each /probe: errors logged, whatever could be gathered served, no
 // compression of its own (newHandler wraps both in fastGzip), and the format
-// the scraper asks for: OpenMetrics 1.0 (ending in "# EOF", the first choice
-// of Prometheus 3 and also of 2.x), protobuf, or text 0.0.4 when the Accept
-// header asks for nothing else.
+// the scraper asks for, negotiated by promhttp over prometheus/common's
+// stable formats (expfmt.DefaultOpenMetricsAcceptedFormats): OpenMetrics 1.0
+// or 0.0.1 (ending in "# EOF", the first choice of Prometheus 2.x and 3),
+// protobuf, text 1.0.0 (Prometheus 3's own), or text 0.0.4 when the Accept
+// header asks for nothing else. The answer carries the escaping= scheme of
+// the Accept clause it matched (underscores when it names none); the
+// exporter's names are all valid legacy names, which every scheme leaves
+// as they are.
 func expositionOpts(logger log.Logger) promhttp.HandlerOpts {
 	return promhttp.HandlerOpts{
 		ErrorLog:           promLogger{logger},
