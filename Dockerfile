@@ -20,9 +20,11 @@
 # https:// consoles; distroless static has them.
 ARG GO_IMAGE=golang:1.26
 ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot
-# Set by BuildKit; buildah 1.28 needs it as a --build-arg (scripts/image.sh
-# passes it).
-ARG BUILDPLATFORM
+# The compiler stage's platform: BuildKit sets it (this default is only its
+# fallback); buildah 1.28 does not (scripts/image.sh passes it), nor does
+# Docker's classic builder (DOCKER_BUILDKIT=0), for which this default holds
+# on an amd64 machine: elsewhere pass --build-arg BUILDPLATFORM=linux/arm64.
+ARG BUILDPLATFORM=linux/amd64
 
 FROM --platform=${BUILDPLATFORM} ${GO_IMAGE} AS build
 # Set by buildah and BuildKit from --platform; without them (Docker's
