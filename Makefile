@@ -35,18 +35,17 @@ release:
 	$(GO) run ./scripts/release -version "$(VERSION)" -platforms "$(PLATFORMS)" \
 		-build-dir "$(BUILD_DIR)" -dist-dir "$(DIST_DIR)"
 
-# The binaries alone, in $(BUILD_DIR)/<os>-<arch>/, where the Dockerfile
-# copies them from: make crossbuild PLATFORMS=linux/amd64
+# The binaries alone, in $(BUILD_DIR)/<os>-<arch>/:
+# make crossbuild PLATFORMS=linux/amd64
 crossbuild:
 	$(GO) run ./scripts/release -version "$(VERSION)" -platforms "$(PLATFORMS)" \
 		-build-dir "$(BUILD_DIR)" -binaries-only
 
-# The linux/amd64 and linux/arm64 images from the cross-built binaries, in
-# one manifest list $(IMAGE), with buildah (push it with
+# The linux/amd64 and linux/arm64 images, built from source by the
+# Dockerfile, in one manifest list $(IMAGE), with buildah (push it with
 # `buildah manifest push --all $(IMAGE) docker://REGISTRY/NAME:TAG`).
 image:
-	$(MAKE) crossbuild PLATFORMS="$(IMAGE_PLATFORMS)"
-	IMAGE="$(IMAGE)" VERSION="$(VERSION)" REVISION="$(REVISION)" BUILD_DIR="$(BUILD_DIR)" \
+	IMAGE="$(IMAGE)" VERSION="$(VERSION)" REVISION="$(REVISION)" \
 		PLATFORMS="$(IMAGE_PLATFORMS)" ./scripts/image.sh
 
 # Renders the monitoring mixin (mixin/) into the shipped rule file and

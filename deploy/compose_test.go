@@ -210,15 +210,28 @@ func TestComposePrometheusConfig(t *testing.T) {
 			}
 		}
 	}
+	// Alerts go to the stack's own Alertmanager and nowhere else: not to
+	// localhost, which in Prometheus's container is Prometheus itself.
+	alertmanagers := 0
 	for _, am := range asList(dig(cfg, "alerting", "alertmanagers")) {
+		if len(asList(dig(am, "static_configs"))) == 0 {
+			t.Errorf("an alertmanager of prometheus.yml is not a static target of the stack: %v", am)
+		}
 		for _, st := range asList(dig(am, "static_configs")) {
 			for _, target := range stringList(dig(st, "targets")) {
+				host, _, _ := net.SplitHostPort(target)
+				if img := str(dig(services[host], "image")); !strings.Contains(img, "alertmanager") {
+					t.Errorf("prometheus.yml sends alerts to %q, which is no Alertmanager service of the stack (image %q)", target, img)
+				}
 				checkServiceURL(t, services, "alertmanager", target)
-				targets++
+				alertmanagers++
 			}
 		}
 	}
-	if targets < 2 {
-		t.Errorf("prometheus.yml has %d targets; want the exporter and alertmanager", targets)
+	if len(asList(dig(cfg, "rule_files"))) > 0 && alertmanagers == 0 {
+		t.Error("prometheus.yml loads alerting rules but sends the alerts to no Alertmanager")
+	}
+	if targets == 0 {
+		t.Error("prometheus.yml scrapes no target of the stack")
 	}
 }

@@ -3,6 +3,7 @@ package deploy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,12 +24,14 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
-// The image test builds the images the way `make image` does: the
-// binaries cross-built for linux/amd64 and linux/arm64 (make crossbuild),
-// then scripts/image.sh, which puts each into an image with buildah (no
-// daemon, no registry, no compiler) and gathers both in one manifest list.
-// The base image, distroless by default, is replaced by scratch: the image
-// then holds nothing but what the Dockerfile copies, which the test checks.
+// The image test runs `make image` in a fresh clone, as a user does: the
+// Dockerfile compiles the exporter in its first stage (FROM a local image
+// holding the host's Go toolchain, see goBuilderBase), buildah builds one
+// image per platform (no daemon, no registry) and gathers both in one
+// manifest list. The final base, distroless by default, is replaced by
+// scratch: the image then holds nothing but what the Dockerfile copies,
+// which the test checks, down to the binary being the release build's
+// (`make crossbuild` in the same clone) byte for byte.
 
 const imageRepo = "localhost/indexima-exporter-test"
 
@@ -82,29 +85,37 @@ func TestImage(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
+	if testing.Short() {
+		t.Skip("builds the images from source; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
 	b := buildah{t: t, bin: tool(t, "buildah")}
-	root := repoRoot(t)
+	clone := testkit.CloneWorkingTree(t, ctx)
 	version := fmt.Sprintf("0.0.0-imagetest.%d", time.Now().UnixNano())
-	revision := "imagetest"
-	buildDir := t.TempDir()
-
-	start := time.Now()
-	mustRun(t, 10*time.Minute, root, tool(t, "make"), "--no-print-directory", "crossbuild",
-		"PLATFORMS="+strings.Join(imagePlatforms, ","), "BUILD_DIR="+buildDir, "VERSION="+version)
-	t.Logf("binaries cross-built in %s", time.Since(start).Round(time.Millisecond))
+	revision := strings.TrimSpace(mustRun(t, time.Minute, clone, tool(t, "git"), "rev-parse", "HEAD").stdout)
 
 	image := imageRepo + ":" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	t.Cleanup(func() { removeManifestList(b, image) })
-	start = time.Now()
-	script := exec.Command(filepath.Join(root, "scripts", "image.sh"))
-	script.Dir = root
-	script.Env = append(os.Environ(), "IMAGE="+image, "VERSION="+version, "REVISION="+revision,
-		"PLATFORMS="+strings.Join(imagePlatforms, ","), "BUILD_DIR="+buildDir, "BASE_IMAGE=scratch",
-		"BUILDAH="+b.bin, "BUILDAH_FLAGS="+buildahGlobalFlags, "BUD_FLAGS=--isolation chroot")
-	if out, err := script.CombinedOutput(); err != nil {
-		t.Fatalf("scripts/image.sh: %v\n%s", err, out)
+	args, budFlags := goBuildEnv(t, goBuilderBase(t, b))
+	start := time.Now()
+	mk := exec.CommandContext(ctx, tool(t, "make"), "--no-print-directory", "image",
+		"IMAGE="+image, "VERSION="+version, "IMAGE_PLATFORMS="+strings.Join(imagePlatforms, ","))
+	mk.Dir = clone
+	// Not the parent make's flags or jobserver, if `make test` runs us.
+	mk.Env = append(os.Environ(), "MAKEFLAGS=", "MFLAGS=", "MAKELEVEL=",
+		"GO_IMAGE="+args["GO_IMAGE"], "GOPROXY="+args["GOPROXY"], "BASE_IMAGE=scratch",
+		"BUILDAH="+b.bin, "BUILDAH_FLAGS="+buildahGlobalFlags, "BUD_FLAGS="+strings.Join(budFlags, " "))
+	mk.WaitDelay = 5 * time.Second
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make image in a fresh clone: %v\n%s", err, out)
 	}
-	t.Logf("images built in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("make image: %s", time.Since(start).Round(time.Millisecond))
+
+	// The release build of the same commit and version, to compare with.
+	buildDir := t.TempDir()
+	mustRun(t, 10*time.Minute, clone, tool(t, "make"), "--no-print-directory", "crossbuild",
+		"PLATFORMS="+strings.Join(imagePlatforms, ","), "BUILD_DIR="+buildDir, "VERSION="+version)
 
 	// One manifest list, one image per platform.
 	var list struct {
@@ -182,7 +193,7 @@ func TestImage(t *testing.T) {
 			t.Errorf("EXPOSE %v, want only %s/tcp, the exporter's default port", cfg.ExposedPorts, m[1])
 		}
 		// The image serves metrics in demo mode, as its non-root user.
-		runDemo(t, b, ctr, version)
+		runDemo(t, b, ctr, version, "--demo", "--web.listen-address=127.0.0.1:0")
 	}
 	if defaultPort == "" {
 		t.Error("no linux/amd64 image was run")
@@ -190,8 +201,8 @@ func TestImage(t *testing.T) {
 }
 
 // checkImageFiles mounts the container's file system and requires exactly
-// the licence and the cross-built binary, byte for byte: no compiler, no
-// shell, nothing from a build stage.
+// the licence and the binary of the release build, byte for byte: no
+// compiler, no shell, nothing else from the build stage.
 func checkImageFiles(t *testing.T, b buildah, ctr, platform, crossBuilt string) {
 	t.Helper()
 	mnt := b.must(time.Minute, "mount", ctr)
@@ -223,7 +234,7 @@ func checkImageFiles(t *testing.T, b buildah, ctr, platform, crossBuilt string) 
 		t.Fatal(err)
 	}
 	if !bytes.Equal(inImage, want) {
-		t.Errorf("%s: /bin/indexima_exporter is not the cross-built %s", platform, crossBuilt)
+		t.Errorf("%s: /bin/indexima_exporter is not the release build %s (make crossbuild, same commit and version): the Dockerfile builds otherwise than scripts/release", platform, crossBuilt)
 	}
 	license, err := os.ReadFile(filepath.Join(mnt, "LICENSE"))
 	if err != nil || !bytes.Contains(license, []byte("Apache License")) {
@@ -249,12 +260,13 @@ func removeManifestList(b buildah, image string) {
 	}
 }
 
-// runDemo runs the image's exporter with --demo and waits until /metrics
-// answers with Indexima series and the build version, then stops it and
-// checks that nothing is left listening. The exporter binds 127.0.0.1:0 and
-// the test reads the port it got from its log: a port found free beforehand
-// and handed over could be taken by a parallel test before it binds it.
-func runDemo(t *testing.T, b buildah, ctr, version string) {
+// runDemo runs the image's exporter with args (--demo and a listen address
+// of 127.0.0.1:0 among them) and waits until /metrics answers with Indexima
+// series and the build version, then stops it and checks that nothing is
+// left listening. The test reads the port the exporter got from its log: a
+// port found free beforehand and handed over could be taken by a parallel
+// test before it binds it.
+func runDemo(t *testing.T, b buildah, ctr, version string, args ...string) {
 	t.Helper()
 	logFile := filepath.Join(t.TempDir(), "exporter.log")
 	lf, err := os.Create(logFile)
@@ -262,8 +274,8 @@ func runDemo(t *testing.T, b buildah, ctr, version string) {
 		t.Fatal(err)
 	}
 	defer lf.Close()
-	cmd := exec.Command(b.bin, b.args("run", "--isolation", "chroot", ctr, "--",
-		"/bin/indexima_exporter", "--demo", "--web.listen-address=127.0.0.1:0")...)
+	cmd := exec.Command(b.bin, b.args(append([]string{"run", "--isolation", "chroot", ctr, "--",
+		"/bin/indexima_exporter"}, args...)...)...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Builds the indexima_exporter image for each platform from the cross-built
-# binaries ($BUILD_DIR/linux-<arch>/indexima_exporter, made by `make
-# crossbuild`) with buildah, and gathers the images in one manifest list
-# named $IMAGE. No compiler runs: each image gets the binary of the release
-# archive of its platform. `make image` runs it; so does the image test
-# (deploy/image_test.go), with a local base and vfs storage.
+# Builds the indexima_exporter image for each platform from source with
+# buildah (the Dockerfile compiles it in its first stage, with the release
+# script's flags) and gathers the images in one manifest list named $IMAGE.
+# `make image` runs it; so does the image test (deploy/image_test.go), with
+# local bases and vfs storage.
 #
-#   IMAGE        name of the manifest list (replaced when it exists), required
-#   VERSION      REVISION   what the binaries were stamped with (OCI labels)
-#   PLATFORMS    default linux/amd64,linux/arm64
-#   BUILD_DIR    default .build
-#   BASE_IMAGE   default: the Dockerfile's (distroless static, nonroot)
-#   BUILDAH      default buildah; BUILDAH_FLAGS global flags (e.g. --storage-driver vfs)
-#   BUD_FLAGS    extra flags of `buildah bud` (e.g. --isolation chroot)
+#   IMAGE              name of the manifest list (replaced when it exists), required
+#   VERSION REVISION   what the binaries are stamped with (and the OCI labels)
+#   SOURCE_DATE_EPOCH  the build date stamped (default: the commit's time)
+#   PLATFORMS          default linux/amd64,linux/arm64
+#   GO_IMAGE           default: the Dockerfile's (golang); BASE_IMAGE default: the
+#                      Dockerfile's (distroless static, nonroot)
+#   BUILDAH            default buildah; BUILDAH_FLAGS global flags (e.g. --storage-driver vfs)
+#   BUD_FLAGS          extra flags of `buildah bud` (e.g. --isolation chroot)
 #
 # Push with: buildah manifest push --all "$IMAGE" docker://REGISTRY/indexima_exporter:VERSION
 set -euo pipefail
@@ -21,31 +21,23 @@ cd "$(dirname "$0")/.."
 : "${IMAGE:?set IMAGE, e.g. localhost/indexima_exporter:0.1.0}"
 VERSION=${VERSION:-$(cat VERSION)}
 REVISION=${REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || true)}
 PLATFORMS=${PLATFORMS:-linux/amd64,linux/arm64}
-BUILD_DIR=${BUILD_DIR:-.build}
 BUILDAH=${BUILDAH:-buildah}
 read -r -a global <<<"${BUILDAH_FLAGS:-}"
 read -r -a bud <<<"${BUD_FLAGS:-}"
-
-# The build context holds exactly what the Dockerfile copies.
-context=$(mktemp -d)
-trap 'rm -rf "$context"' EXIT
-cp Dockerfile LICENSE "$context/"
 IFS=, read -r -a platforms <<<"$PLATFORMS"
-for p in "${platforms[@]}"; do
-	bin="$BUILD_DIR/${p/\//-}/indexima_exporter"
-	if [ ! -f "$bin" ]; then
-		echo "image: $bin missing: run make crossbuild PLATFORMS=$PLATFORMS first" >&2
-		exit 1
-	fi
-	mkdir -p "$context/.build/${p/\//-}"
-	cp "$bin" "$context/.build/${p/\//-}/"
-done
 
-args=(--build-arg "VERSION=$VERSION" --build-arg "REVISION=$REVISION")
-if [ -n "${BASE_IMAGE:-}" ]; then
-	args+=(--build-arg "BASE_IMAGE=$BASE_IMAGE")
-fi
+# The compiler stage runs on this machine's platform and cross-compiles;
+# buildah 1.28 does not set BUILDPLATFORM by itself.
+build_platform="linux/$(go env GOHOSTARCH 2>/dev/null || uname -m | sed 's/x86_64/amd64/; s/aarch64/arm64/')"
+args=(--build-arg "VERSION=$VERSION" --build-arg "REVISION=$REVISION"
+	--build-arg "SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH" --build-arg "BUILDPLATFORM=$build_platform")
+for a in GO_IMAGE BASE_IMAGE GOPROXY; do
+	if [ -n "${!a:-}" ]; then
+		args+=(--build-arg "$a=${!a}")
+	fi
+done
 
 if "$BUILDAH" "${global[@]}" manifest inspect "$IMAGE" >/dev/null 2>&1; then
 	"$BUILDAH" "${global[@]}" manifest rm "$IMAGE" >/dev/null
@@ -53,7 +45,6 @@ fi
 "$BUILDAH" "${global[@]}" manifest create "$IMAGE" >/dev/null
 for p in "${platforms[@]}"; do
 	echo "image: $IMAGE for $p"
-	"$BUILDAH" "${global[@]}" bud "${bud[@]}" --platform "$p" --manifest "$IMAGE" "${args[@]}" \
-		-f "$context/Dockerfile" "$context"
+	"$BUILDAH" "${global[@]}" bud "${bud[@]}" --platform "$p" --manifest "$IMAGE" "${args[@]}" -f Dockerfile .
 done
 "$BUILDAH" "${global[@]}" manifest inspect "$IMAGE"

@@ -72,7 +72,7 @@ func parseFlags(args []string) (*options, error) {
 		Default("none").EnumVar(&o.ssoProxy, "none", string(simulator.SSOLoginPage), string(simulator.SSORedirect))
 	app.Flag("rate", "Background events per node per simulated second.").Default("0.2").Float64Var(&o.rate)
 	app.Flag("seed", "Seed of the scenario generator.").Default("1").Int64Var(&o.seed)
-	app.Flag("speed", "Simulated seconds per real second.").Default("1").Float64Var(&o.speed)
+	app.Flag("speed", "Simulated seconds per real second; above 1 the console's clock runs ahead of the real one.").Default("1").Float64Var(&o.speed)
 	app.Flag("scenario", "Scripted incidents: none, or lively (node-down reports, memory-low episodes and reloads, cluster restarts).").
 		Default("none").EnumVar(&o.scenario, "none", "lively")
 	app.Flag("scenario.every", "Mean simulated time between two lively incidents.").

@@ -58,6 +58,11 @@ func run(ctx context.Context, args []string, logOut io.Writer, ready func(url st
 	level.Info(logger).Log("msg", "simulated console listening", "url", sim.URL(),
 		"nodes", len(cfg.Nodes), "users", fmt.Sprint(users), "auth", len(cfg.Users) > 0,
 		"rate", o.rate, "speed", o.speed, "scenario", o.scenario)
+	if o.speed > 1 {
+		level.Warn(logger).Log("msg", "the console's clock runs ahead of the real one (--speed above 1): "+
+			"its events are dated in the future, and ages Prometheus computes from the exporter's timestamps are negative",
+			"speed", o.speed)
+	}
 	if ready != nil {
 		ready(sim.URL())
 	}

@@ -157,4 +157,8 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	if strings.Contains(logs.String(), "pa55word") {
 		t.Error("the password reached the logs")
 	}
+	// --speed 600 dates events ahead of the real clock; the log says so.
+	if !strings.Contains(logs.String(), "level=warn") || !strings.Contains(logs.String(), "runs ahead of the real one") {
+		t.Errorf("no warning that --speed 600 runs the console's clock ahead of the real one:\n%s", logs.String())
+	}
 }

@@ -1,8 +1,14 @@
 // Package demo runs a simulated cluster inside the exporter (--demo): a
-// console with four nodes on loopback, accelerated time, a scripted opening
-// that shows every kind of event within a minute, then the simulator's
-// lively scenario. It exists so a newcomer sees metrics move without a
-// cluster; tests use the simulator directly.
+// console with four nodes on loopback, a scripted opening that shows every
+// kind of event within a minute, then the simulator's lively scenario with
+// an incident every few seconds. It exists so a newcomer sees metrics move
+// without a cluster; tests use the simulator directly.
+//
+// The console runs on the real clock: what the demo shows is Prometheus's
+// time too, so no event date, cursor or listing's last is ever after it,
+// and every age computed from the series (time() - ..._timestamp_seconds,
+// the dashboards' panels, /status) is positive. The demo is lively because
+// its incidents come often, not because its time runs fast.
 package demo
 
 import (
@@ -18,10 +24,13 @@ import (
 )
 
 const (
-	// Speed is the number of simulated seconds per real second.
-	Speed = 10
 	// Nodes is the number of simulated nodes, named core-1 to core-N.
 	Nodes = 4
+	// every is the mean time between two incidents of the lively scenario
+	// after the opening (5 to 15 s).
+	every = 10 * time.Second
+	// rate is the background events per node and second: one every ~10 s.
+	rate = 0.1
 	// The demo console's only user. Not a secret: the console listens on
 	// loopback and holds nothing but invented events.
 	user     = "demo"
@@ -52,11 +61,13 @@ var opening = []step{
 // Demo is a running simulated cluster.
 type Demo struct {
 	sim    *simulator.Simulator
-	clock  *simulator.ScaledClock
 	logger log.Logger
 	cancel context.CancelFunc
 	done   chan struct{}
-	pace   float64 // multiplies the opening's waits; 1, tests shorten it
+	// pace multiplies every wait of the scenario (the opening's, and the
+	// lively scenario's between incidents and before their follow-ups); 1,
+	// tests shorten it. It never touches the clock.
+	pace float64
 }
 
 func nodeName(i int) string { return fmt.Sprintf("core-%d", i) }
@@ -64,10 +75,9 @@ func nodeKey(i int) string {
 	return simulator.NodeConfig{Host: nodeName(i), Port: config.DefaultNodePort}.Key()
 }
 
-// Start starts the simulated console on 127.0.0.1 (a free port). The
-// scenario starts with Play.
+// Start starts the simulated console on 127.0.0.1 (a free port), on the
+// real clock. The scenario starts with Play.
 func Start(logger log.Logger) (*Demo, error) {
-	clock := simulator.NewScaledClock(time.Now(), Speed)
 	nodes := make([]simulator.NodeConfig, Nodes)
 	for i := range nodes {
 		nodes[i] = simulator.NodeConfig{Host: nodeName(i + 1), Port: config.DefaultNodePort}
@@ -75,16 +85,16 @@ func Start(logger log.Logger) (*Demo, error) {
 	sim := simulator.New(simulator.Config{
 		Users: map[string]string{user: password},
 		Nodes: nodes,
-		Clock: clock,
-		Seed:  time.Now().UnixNano(),
-		Rate:  0.01, // a background event per node every ~10 real seconds
+		// No Clock: the real one.
+		Seed: time.Now().UnixNano(),
+		Rate: rate,
 	})
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("demo: starting the simulated console: %w", err)
 	}
 	level.Info(logger).Log("msg", "demo: simulated console listening", "url", sim.URL(),
-		"nodes", Nodes, "speed", fmt.Sprintf("%dx", Speed), "user", user)
-	return &Demo{sim: sim, clock: clock, logger: logger, done: make(chan struct{}), pace: 1}, nil
+		"nodes", Nodes, "clock", "real time", "incident_every", every, "user", user)
+	return &Demo{sim: sim, logger: logger, done: make(chan struct{}), pace: 1}, nil
 }
 
 // Config is the exporter configuration pointing at the simulated console.
@@ -119,7 +129,7 @@ func (d *Demo) Play() {
 			s.do(d.sim)
 		}
 		simulator.NewLively(d.sim, simulator.LivelyConfig{
-			Clock: d.clock, Seed: time.Now().UnixNano(), Every: time.Minute, Logger: d.logger,
+			Seed: time.Now().UnixNano(), Every: every, Pace: d.pace, Logger: d.logger,
 		}).Run(ctx)
 	}()
 }

@@ -43,8 +43,12 @@ func (c *manualClock) Set(t time.Time) {
 }
 
 // ScaledClock is accelerated real time: from Origin on, it runs Speed
-// simulated seconds per real second. Used by the standalone simulator and the
-// exporter's --demo mode to show an hour of cluster life in minutes.
+// simulated seconds per real second. The standalone simulator's --speed uses
+// it to show an hour of cluster life in minutes. Above 1 it runs ahead of the
+// real clock: event dates, a listing's last and the Date header are in the
+// future, and ages that Prometheus computes from the exporter's timestamps
+// are negative. --demo runs on the real clock and makes incidents frequent
+// instead (LivelyConfig.Pace).
 type ScaledClock struct {
 	origin    time.Time // simulated time at realStart
 	realStart time.Time

@@ -18,6 +18,12 @@ type LivelyConfig struct {
 	Seed int64
 	// Every is the mean simulated time between two incidents; default 60s.
 	Every time.Duration
+	// Pace multiplies every wait of the scenario: between two incidents, and
+	// from an incident to its follow-up (a reload, a cluster start); default
+	// 1. Below 1 the incidents come sooner while the clock, and so every
+	// event's date and duration, stays as it is: how tests play many
+	// minutes of the demo in one without dating anything ahead.
+	Pace float64
 	// Poll is the real-time period at which the clock is looked at; default
 	// 100ms. Incidents are logged at the node's now when they are played.
 	Poll time.Duration
@@ -52,6 +58,9 @@ func NewLively(s *Simulator, cfg LivelyConfig) *Lively {
 	}
 	if cfg.Every <= 0 {
 		cfg.Every = time.Minute
+	}
+	if cfg.Pace <= 0 {
+		cfg.Pace = 1
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 100 * time.Millisecond
@@ -106,14 +115,14 @@ func (l *Lively) Step(now time.Time) {
 	}
 }
 
-// gap is the simulated time to the next incident: Every ±50%.
+// gap is the simulated time to the next incident: Every ±50%, times Pace.
 func (l *Lively) gap() time.Duration {
-	return time.Duration(float64(l.cfg.Every) * (0.5 + l.rng.Float64()))
+	return time.Duration(float64(l.cfg.Every) * (0.5 + l.rng.Float64()) * l.cfg.Pace)
 }
 
-// later schedules a follow-up d after the incident time from.
+// later schedules a follow-up d (times Pace) after the incident time from.
 func (l *Lively) later(from time.Time, d time.Duration, name string, do func()) {
-	at := from.Add(d)
+	at := from.Add(time.Duration(float64(d) * l.cfg.Pace))
 	p := pendingAction{at: at, name: name, do: do}
 	i := len(l.pending)
 	for i > 0 && l.pending[i-1].at.After(at) {

@@ -65,3 +65,63 @@ func TestStartLivelyStopsWithContext(t *testing.T) {
 		t.Fatal("Run did not return after cancel")
 	}
 }
+
+// Pace shortens the scenario's waits, not the clock: with the same seed, a
+// tenth of the pace plays the first incident at a tenth of the time, and
+// each cluster stop is followed by its start within a tenth of the usual 10
+// to 30 s of the clock.
+func TestLivelyPaceShortensTheWaitsNotTheClock(t *testing.T) {
+	nodes := []NodeConfig{{Host: "node-a"}, {Host: "node-b"}, {Host: "node-c"}}
+	// play runs the scenario for d of simulated time, a second at a time,
+	// and returns the log and when the first incident came.
+	play := func(pace float64, d time.Duration) (map[string][]Event, time.Duration) {
+		clk := NewManualClock(t0)
+		s := New(Config{Clock: clk, Nodes: nodes})
+		initial := len(s.Truth(s.Nodes()[0])) + len(s.Truth(s.Nodes()[1])) + len(s.Truth(s.Nodes()[2]))
+		l := NewLively(s, LivelyConfig{Clock: clk, Seed: 7, Every: time.Minute, Pace: pace})
+		first := time.Duration(-1)
+		for elapsed := time.Duration(0); elapsed < d; elapsed += time.Second {
+			clk.Advance(time.Second)
+			l.Step(clk.Now())
+			n := 0
+			for _, node := range s.Nodes() {
+				n += len(s.Truth(node))
+			}
+			if first < 0 && n > initial {
+				first = elapsed + time.Second
+			}
+		}
+		logs := map[string][]Event{}
+		for _, node := range s.Nodes() {
+			logs[node] = s.Truth(node)
+		}
+		return logs, first
+	}
+	_, slow := play(1, 3*time.Minute)
+	fast, quick := play(0.1, 30*time.Minute)
+	if slow < 30*time.Second || quick < 0 || quick > 9*time.Second {
+		t.Fatalf("first incident at %v with pace 1 (want 30 to 90s) and %v with pace 0.1 (want 3 to 9s)", slow, quick)
+	}
+	if d := quick*10 - slow; d < -10*time.Second || d > 10*time.Second {
+		t.Errorf("first incident at %v with pace 0.1, %v with pace 1: want a tenth of the time", quick, slow)
+	}
+	stops := 0
+	for node, log := range fast {
+		var stoppedAt int64 = -1
+		for _, e := range log {
+			switch {
+			case e.Type == ClusterStop:
+				stoppedAt = e.Date
+				stops++
+			case e.Type == ClusterStart && stoppedAt >= 0:
+				if gap := time.Duration(e.Date-stoppedAt) * time.Millisecond; gap > 3*time.Second+time.Second {
+					t.Errorf("%s: cluster started %v after its stop with pace 0.1, want at most 3s (+1s steps)", node, gap)
+				}
+				stoppedAt = -1
+			}
+		}
+	}
+	if stops == 0 {
+		t.Error("30 simulated minutes at pace 0.1 (an incident every 6s or so) without a cluster stop")
+	}
+}

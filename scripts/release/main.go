@@ -92,6 +92,7 @@ type options struct {
 	buildDir     string // binaries: BUILD/<os>-<arch>/indexima_exporter[.exe]
 	distDir      string // archives and sha256sums.txt
 	binariesOnly bool
+	revision     string // stamped; "" means the checkout's HEAD
 	srcDir       string // the module root
 }
 
@@ -103,6 +104,7 @@ func main() {
 	flag.StringVar(&o.buildDir, "build-dir", ".build", "Directory of the binaries, one <os>-<arch> directory each (the Dockerfile copies from there).")
 	flag.StringVar(&o.distDir, "dist-dir", "dist", "Directory of the archives and sha256sums.txt.")
 	flag.BoolVar(&o.binariesOnly, "binaries-only", false, "Build the binaries only, no archive (make crossbuild, the image).")
+	flag.StringVar(&o.revision, "revision", "", "Commit to stamp (default: the checkout's HEAD, unknown outside a git checkout, as in an image build).")
 	flag.Parse()
 	o.platforms = Platforms
 	if platforms != "all" && platforms != "" {
@@ -131,19 +133,25 @@ func run(ctx context.Context, o options, log io.Writer) error {
 			return fmt.Errorf("platform %q is not one of %s", p, strings.Join(Platforms, ", "))
 		}
 	}
-	revision := git(ctx, o.srcDir, "rev-parse", "HEAD")
+	revision := o.revision
+	if revision == "" {
+		revision = git(ctx, o.srcDir, "rev-parse", "HEAD")
+	}
 	if revision == "" {
 		revision = "unknown"
 	}
 	date, err := sourceDate(ctx, o.srcDir)
-	if err != nil {
+	// Binaries alone can do without a date (an image built from a source
+	// tree without .git and without SOURCE_DATE_EPOCH): they say "unknown".
+	// Archives cannot: every entry's time is the build date.
+	if err != nil && !(o.binariesOnly && errors.Is(err, errNoDate)) {
 		return err
 	}
 	gover, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOVERSION: %w", err)
 	}
-	fmt.Fprintf(log, "release %s: revision %s, date %s, %s\n", o.version, revision, date.Format(time.RFC3339), strings.TrimSpace(string(gover)))
+	fmt.Fprintf(log, "release %s: revision %s, date %s, %s\n", o.version, revision, stampedDate(date), strings.TrimSpace(string(gover)))
 
 	var archives []string
 	for _, p := range o.platforms {
@@ -193,6 +201,18 @@ func git(ctx context.Context, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// errNoDate: neither SOURCE_DATE_EPOCH nor a git checkout gives a build date.
+var errNoDate = errors.New("no build date: set SOURCE_DATE_EPOCH (Unix seconds) when building outside a git checkout")
+
+// stampedDate is the build date as the binaries carry it; the zero time
+// (no date known) is "unknown".
+func stampedDate(date time.Time) string {
+	if date.IsZero() {
+		return "unknown"
+	}
+	return date.Format("20060102-15:04:05")
+}
+
 // sourceDate is the build date stamped into the binaries and the archives:
 // SOURCE_DATE_EPOCH (reproducible-builds.org) when set, else the time of the
 // commit being built.
@@ -202,7 +222,7 @@ func sourceDate(ctx context.Context, dir string) (time.Time, error) {
 		s = git(ctx, dir, "log", "-1", "--format=%ct")
 	}
 	if s == "" {
-		return time.Time{}, errors.New("no build date: set SOURCE_DATE_EPOCH (Unix seconds) when building outside a git checkout")
+		return time.Time{}, errNoDate
 	}
 	sec, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
@@ -223,7 +243,7 @@ func build(ctx context.Context, o options, p, revision string, date time.Time) (
 		"-s", "-w", // no symbol table or DWARF: smaller archives
 		"-X", versionPkg + ".Version=" + o.version,
 		"-X", versionPkg + ".Revision=" + revision,
-		"-X", versionPkg + ".BuildDate=" + date.Format("20060102-15:04:05"),
+		"-X", versionPkg + ".BuildDate=" + stampedDate(date),
 	}, " ")
 	args := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags}
 	if arch == "s390x" {

@@ -15,7 +15,7 @@ import (
 )
 
 // TestVersionFromBuildInfo builds the exporter the way a new user does: a
-// clone, then `go build` with no linker flags. Its --version, landing page
+// clone, then `go build` with no linker flags, and `go install .`. Its --version, landing page
 // and indexima_exporter_build_info must report the module version and VCS
 // revision, time and modified flag that Go stamped into the binary (what
 // `go version -m` reads back), not an empty version and "unknown".
@@ -106,6 +106,22 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		t.Errorf("build_info version=%q revision=%q, want %q and %q", labels["version"], labels["revision"], wantVersion, wantRevision)
 	}
 	e.stop()
+
+	// The README's other way: `go install .` in the clone installs the same
+	// stamps as indexima_exporter in GOBIN.
+	gobin := t.TempDir()
+	install := exec.CommandContext(ctx, "go", "install", ".")
+	install.Dir = clone
+	install.Env = append(os.Environ(), "GOFLAGS=-buildvcs=true", "GOBIN="+gobin)
+	if b, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install . in a clone: %v\n%s", err, b)
+	}
+	installed := stampedBuildInfo(t, ctx, filepath.Join(gobin, "indexima_exporter"))
+	for _, k := range []string{"mod", "vcs.revision", "vcs.modified", "vcs.time"} {
+		if installed[k] != stamped[k] {
+			t.Errorf("go install . stamped %s=%q, go build %q", k, installed[k], stamped[k])
+		}
+	}
 
 	// A build with uncommitted changes says so in its revision.
 	if err := os.WriteFile(filepath.Join(clone, "README.md"), []byte("changed by TestVersionFromBuildInfo\n"), 0o644); err != nil {
