@@ -27,12 +27,10 @@ type Tally struct {
 	CursorRepairs uint64 `json:"cursor_repairs,omitempty"`
 
 	// Gauges (learned from every listing, the look-back included).
-	Running         map[string]int        `json:"running"`   // by event label, from the latest runnings
-	LastDate        map[string]int64      `json:"last_date"` // by event label
-	// NodeDownLast is the date of the latest NODE_DOWN naming each down
-	// node (the same keys as NodeDown, bounded alike).
-	NodeDownLast map[string]int64 `json:"node_down_last,omitempty"`
-	Phase           DatedValue            `json:"phase"`     // cluster state and the date that set it
+	Running         map[string]int        `json:"running"`                  // by event label, from the latest runnings
+	LastDate        map[string]int64      `json:"last_date"`                // by event label
+	NodeDownLast    map[string]int64      `json:"node_down_last,omitempty"` // date of the latest NODE_DOWN, by down node
+	Phase           DatedValue            `json:"phase"`                    // cluster state and the date that set it
 	Indexes         map[string]IndexState `json:"indexes"`
 	Tables          map[string]int64      `json:"tables"` // loaded table -> date of its TABLE_LOADED
 	TablesClearedAt int64                 `json:"tables_cleared_at"`
