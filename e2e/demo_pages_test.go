@@ -37,9 +37,9 @@ const (
 )
 
 // TestDemoPagesPerIncident measures the pages an operator gets from the
-// demo: the real exporter with --demo, scraped every 15s by a real
-// Prometheus (3.15, the compose stack's line) evaluating the shipped rules
-// as they ship (no duration scaled), which sends its alerts to a real
+// demo: the real exporter with --demo, scraped every 5s by a real
+// Prometheus (3.15, the compose stack's line) evaluating every 15s the
+// shipped rules as they ship (no duration scaled), which sends its alerts to a real
 // Alertmanager running the shipped alertmanager.yml, whose receivers post
 // to this test. It prints the demo's incidents (from the exporter's log),
 // every notification, and per alert name the alerts fired and the
@@ -62,18 +62,19 @@ func TestDemoPagesPerIncident(t *testing.T) {
 	amConfig := cmp.Or(os.Getenv(demoAlertmanagerEnv), filepath.Join("..", "deploy", "prometheus", "alertmanager.yml"))
 	am := startAlertmanager(t, amBin, dir, amConfig, hook.url)
 
-	exp := startProcess(t, "indexima_exporter", testkit.ExporterBinary(t), "--demo", "--web.listen-address=127.0.0.1:0")
-	expAddr := exp.listening(t, 30*time.Second)
-	waitReady(t, exp, "http://"+expAddr+"/-/ready", 30*time.Second)
-	start := time.Now()
-
+	// Prometheus runs first, scraping a front that forwards to the exporter
+	// once it is up: the opening's first incidents come 3 and 8 seconds
+	// after the exporter starts, and a counter's growth is seen only by a
+	// scrape before it (every 5s from the exporter's start on).
+	bin := testkit.ExporterBinary(t)
+	f := newFront(t)
 	rules, err := filepath.Abs(cmp.Or(os.Getenv(demoRulesEnv), filepath.Join("..", "deploy", "prometheus", "rules", "indexima-alerts.yml")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf(`global:
-  scrape_interval: 15s
-  scrape_timeout: 10s
+  scrape_interval: 5s
+  scrape_timeout: 5s
   evaluation_interval: 15s
 rule_files: [%q]
 alerting:
@@ -84,7 +85,7 @@ scrape_configs:
   - job_name: indexima
     static_configs:
       - targets: [%q]
-`, rules, am, expAddr)
+`, rules, am, f.addr)
 	cfgFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -93,6 +94,12 @@ scrape_configs:
 		"--web.listen-address=127.0.0.1:0", "--storage.tsdb.path="+filepath.Join(dir, "tsdb"))
 	prom := &prometheusServer{url: "http://" + proc.listening(t, 30*time.Second), proc: proc}
 	waitReady(t, proc, prom.url+"/-/ready", 30*time.Second)
+
+	exp := startProcess(t, "indexima_exporter", bin, "--demo", "--web.listen-address=127.0.0.1:0")
+	expAddr := exp.listening(t, 30*time.Second)
+	waitReady(t, exp, "http://"+expAddr+"/-/ready", 30*time.Second)
+	f.setBackend(expAddr)
+	start := time.Now()
 
 	// A measurement over the span it was given; every process must live
 	// through it.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures the pages an operator gets from `indexima_exporter --demo`: the
-# real exporter scraped every 15s by a real Prometheus 3.15 evaluating the
+# real exporter scraped every 5s by a real Prometheus 3.15 evaluating the
 # shipped rules unchanged, sending to a real Alertmanager with the shipped
 # alertmanager.yml whose receivers post to the test (e2e/demo_pages_test.go).
 # It prints the demo's incidents, every notification, and per alert name the
