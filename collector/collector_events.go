@@ -41,9 +41,7 @@ func (eventsCollector) update(v *nodeView) error {
 	for _, s := range clusterStates {
 		gauge(d.clusterState, boolValue(s == current), s)
 	}
-	for _, n := range sortedKeys(v, st.NodeDown) {
-		counter(d.nodeDown, float64(st.NodeDown[n]), n)
-	}
+	emitNodeDown(v)
 	if st.Preload.Known {
 		gauge(d.preload, float64(st.Preload.Value), "")
 	}
@@ -60,6 +58,37 @@ func (eventsCollector) update(v *nodeView) error {
 		gauge(d.countSemantics, boolValue(s == detected), s)
 	}
 	return v.res.Err
+}
+
+// emitNodeDown emits the NODE_DOWN reports and the latest report's date by
+// down node, named as the configuration names it (an optional number per
+// node). Two keys naming one node (its number, and a comment that is its
+// name already) make one series: reports added, the latest date kept.
+func emitNodeDown(v *nodeView) {
+	st := v.st
+	if len(st.NodeDown) == 0 && len(st.NodeDownLast) == 0 {
+		return
+	}
+	name := v.downNode
+	if name == nil {
+		name = func(key string) string { return key }
+	}
+	reports := make(map[string]uint64, len(st.NodeDown))
+	for k, n := range st.NodeDown {
+		reports[name(k)] += n
+	}
+	last := make(map[string]int64, len(st.NodeDownLast))
+	for k, date := range st.NodeDownLast {
+		if d, ok := last[name(k)]; !ok || date > d {
+			last[name(k)] = date
+		}
+	}
+	for _, n := range sortedKeys(v, reports) {
+		v.counter(v.d.nodeDown, float64(reports[n]), n)
+	}
+	for _, n := range sortedKeys(v, last) {
+		v.gauge(v.d.nodeDownLast, float64(last[n])/1000, n)
+	}
 }
 
 // sortedKnownTypes is knownTypes in the order of the series.

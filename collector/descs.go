@@ -14,6 +14,7 @@ type descs struct {
 
 	eventsTotal, eventsRunning, eventLast, eventDuration *seriesDesc
 	reported, cursor, clusterState, nodeDown, preload    *seriesDesc
+	nodeDownLast                                         *seriesDesc
 	metadataUpgraded, cursorRepairs                      *seriesDesc
 	clockLag, lateWindow, countSemantics                 *seriesDesc
 
@@ -63,7 +64,9 @@ func newDescs(withCluster bool) *descs {
 		clusterState: node(namespace+"_cluster_state",
 			"Cluster state as seen by the node (state set: exactly one state is 1), from the latest CLUSTER_START, PRELOAD_FINISHED, CLUSTER_INIT or CLUSTER_STOP event.", "state"),
 		nodeDown: node(namespace+"_node_down_reports_total",
-			"NODE_DOWN events counted on the node, by the number of the node reported down (event comment).", "down_node"),
+			"NODE_DOWN events counted on the node, by the node reported down: the configured name of the node whose number the event's comment gives, else the comment (the node's number).", "down_node"),
+		nodeDownLast: node(namespace+"_node_down_last_report_timestamp_seconds",
+			"Start time (Unix seconds) of the latest NODE_DOWN event logged by the node naming down_node (named as on indexima_node_down_reports_total), from every event read, the first-contact look-back included.", "down_node"),
 		preload: node(namespace+"_preload_indexes_loaded",
 			"Number of indexes loaded by the latest preload, from the comment of the latest PRELOAD_FINISHED event."),
 		metadataUpgraded: node(namespace+"_metadata_tables_upgraded_total",

@@ -50,6 +50,10 @@ type Node struct {
 	Host string `yaml:"host"`
 	Port int    `yaml:"port"`
 	Name string `yaml:"name"` // label value; host:port unless set
+	// Number is the node's number in its cluster, as NODE_DOWN events name
+	// a node (their comment); nil when not configured. It lets the
+	// down_node label carry the node's name instead of its number.
+	Number *int `yaml:"number,omitempty"`
 }
 
 // Load reads, decodes, completes and validates the file at path. It reads

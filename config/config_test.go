@@ -102,6 +102,30 @@ clusters:
 `)
 }
 
+// A node number is optional and unique within its cluster only: NODE_DOWN
+// comments name a node of the reporter's own cluster.
+func TestNodeNumbers(t *testing.T) {
+	cfg := mustLoad(t, `
+clusters:
+  a:
+    console: {url: "http://a:1"}
+    nodes: [{host: h1, number: 0}, {host: h2, number: 7}, {host: h3}]
+  b:
+    console: {url: "http://b:1"}
+    nodes: [{host: h1, number: 7}]
+`)
+	a, b := cfg.Clusters[0], cfg.Clusters[1]
+	number := func(n Node) string {
+		if n.Number == nil {
+			return "none"
+		}
+		return fmt.Sprint(*n.Number)
+	}
+	if got := []string{number(a.Nodes[0]), number(a.Nodes[1]), number(a.Nodes[2]), number(b.Nodes[0])}; strings.Join(got, ",") != "0,7,none,7" {
+		t.Errorf("numbers = %v, want [0 7 none 7]", got)
+	}
+}
+
 func TestUnknownKeyNamesKeyAndLine(t *testing.T) {
 	cases := []struct {
 		name, yml, want string
@@ -167,6 +191,13 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 		{"syntax", "console: {url: http://c:1\n" + nodes, []string{"line"}},
 		{"wrong type", "console: [1]\n" + nodes, []string{"line 1", "cannot unmarshal"}},
 		{"second document", "console: {url: http://c:1}\n" + nodes + "---\nfoo: 1\n", []string{"line 3: a second YAML document"}},
+		{"duplicate number", "console: {url: http://c:1}\nnodes:\n  - {host: a, number: 4}\n  - {host: b}\n  - {host: c,\n     number: 4}\n",
+			[]string{"nodes[2].number: line 6: duplicate node number 4 (also nodes[0], line 3)"}},
+		{"cluster field path of a number", "clusters: {p: {console: {url: http://c:1}, nodes: [{host: a, number: 1}, {host: b, number: 1}]}}\n",
+			[]string{"clusters.p.nodes[1].number: line 1: duplicate node number 1 (also clusters.p.nodes[0], line 1)"}},
+		{"negative number", "console: {url: http://c:1}\nnodes: [{host: a, number: -1}]\n", []string{"nodes[0].number: line 2: -1 is negative"}},
+		{"number text", "console: {url: http://c:1}\nnodes: [{host: a, number: four}]\n", []string{`line 2: node number "four" is not a whole number`}},
+		{"number float", "console: {url: http://c:1}\nnodes: [{host: a, number: 1.5}]\n", []string{"line 2", "1.5"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,9 +47,10 @@ type printTLS struct {
 }
 
 type printNode struct {
-	Host string `yaml:"host"`
-	Port int    `yaml:"port"`
-	Name string `yaml:"name"`
+	Host   string `yaml:"host"`
+	Port   int    `yaml:"port"`
+	Name   string `yaml:"name"`
+	Number *int   `yaml:"number,omitempty"`
 }
 
 // String is the configuration in force as YAML in the file's form,
@@ -122,7 +123,7 @@ func absolute(path string) string {
 func printedNodes(nodes []Node) []printNode {
 	out := make([]printNode, 0, len(nodes))
 	for _, n := range nodes {
-		out = append(out, printNode{Host: n.Host, Port: n.Port, Name: n.Name})
+		out = append(out, printNode{Host: n.Host, Port: n.Port, Name: n.Name, Number: n.Number})
 	}
 	return out
 }

@@ -71,9 +71,18 @@ func (v *validator) cluster(name, prefix string, c *consoleYAML, nodes []nodeYAM
 	}
 	byName := map[string]int{}
 	byAddr := map[string]int{}
+	byNumber := map[int]int{}
 	for i, n := range nodes {
 		path := fmt.Sprintf("%snodes[%d]", prefix, i)
 		node := v.node(path, n)
+		if n.Number != nil {
+			if j, dup := byNumber[n.Number.Value]; dup {
+				v.addf(path+".number", "line %d: duplicate node number %d (also %snodes[%d], line %d)",
+					n.Number.Line, n.Number.Value, prefix, j, nodes[j].Number.Line)
+			} else {
+				byNumber[n.Number.Value] = i
+			}
+		}
 		addr := net.JoinHostPort(node.Host, strconv.Itoa(node.Port))
 		if j, dup := byAddr[addr]; dup && node.Host != "" {
 			v.addf(path, "node %s is listed twice (also %snodes[%d])", addr, prefix, j)
@@ -109,6 +118,13 @@ func (v *validator) node(path string, n nodeYAML) Node {
 	}
 	if node.Name == "" {
 		node.Name = net.JoinHostPort(node.Host, strconv.Itoa(node.Port))
+	}
+	if n.Number != nil {
+		if n.Number.Value < 0 {
+			v.addf(path+".number", "line %d: %d is negative (give the node's number as NODE_DOWN events name it: 0 or more)", n.Number.Line, n.Number.Value)
+		}
+		number := n.Number.Value
+		node.Number = &number
 	}
 	return node
 }

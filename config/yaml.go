@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,9 +53,29 @@ type tlsYAML struct {
 }
 
 type nodeYAML struct {
-	Host string `yaml:"host"`
-	Port *int   `yaml:"port"`
-	Name string `yaml:"name"`
+	Host   string   `yaml:"host"`
+	Port   *int     `yaml:"port"`
+	Name   string   `yaml:"name"`
+	Number *lineInt `yaml:"number"`
+}
+
+// lineInt is an integer and the line it was written on: a duplicate node
+// number is reported at both of its lines.
+type lineInt struct {
+	Value, Line int
+}
+
+// UnmarshalYAML takes a whole number only: yaml.v3 would cut 1.5 to 1.
+func (l *lineInt) UnmarshalYAML(n *yaml.Node) error {
+	l.Line = n.Line
+	shown := "a " + map[yaml.Kind]string{yaml.SequenceNode: "list", yaml.MappingNode: "mapping"}[n.Kind]
+	if n.Kind == yaml.ScalarNode {
+		shown = strconv.Quote(n.Value)
+	}
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&l.Value) != nil {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: node number %s is not a whole number", n.Line, shown)}}
+	}
+	return nil
 }
 
 // sectionNames turns the Go type names in yaml.v3's messages into the names

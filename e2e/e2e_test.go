@@ -27,10 +27,12 @@ const quietFor = 20 * time.Second
 // timeScale), and drives a scenario through it:
 //
 //  1. quiet cluster: no alert, not even pending;
-//  2. a node reported down: IndeximaNodeDownReported pending, then firing
-//     with node and down_node, then resolved;
+//  2. a node reported down by two nodes: one IndeximaNodeDownReported,
+//     pending, then firing with down_node the node's configured name (its
+//     number in the configuration), then resolved;
 //  3. a memory-low episode: IndeximaMemoryLow and IndeximaHyperIndexesUnloaded
-//     pending then firing, and resolved once the indexes are loaded again;
+//     (one alert for the node, not one per index) pending then firing, and
+//     resolved once the indexes are loaded again;
 //  4. the console refuses the exporter's credentials:
 //     IndeximaConsoleCredentialsRefused and IndeximaConsoleUnreachable fire,
 //     the per-node alerts stay quiet, and all resolve with the password back;
@@ -39,7 +41,7 @@ const quietFor = 20 * time.Second
 //     incidents are neither recounted nor mistaken for new ones);
 //  7. a node is reported down while the exporter is down: the restarted
 //     exporter counts it (state file) and the alert fires;
-//  8. the exporter restarts without its state file and a pair reported
+//  8. the exporter restarts without its state file and a node reported
 //     before is reported again: the alert fires, and nothing else.
 //
 // It runs once per tested Prometheus line (Debian's 2.42, and 3.15 with its
@@ -96,14 +98,20 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 
 	incidentsAt := time.Now()
 	if !t.Run("NODE_DOWN report", func(t *testing.T) {
+		// Two nodes report node2: one alert, naming it as configured.
 		sim.ReportNodeDown(keys[0], keys[1])
-		want := e.labels("IndeximaNodeDownReported", "critical", "node", "node1", "down_node", "2")
+		sim.ReportNodeDown(keys[2], keys[1])
+		want := e.clusterLabels("IndeximaNodeDownReported", "critical", "down_node", "node2")
 		a := e.waitAlert(t, want, "firing", 30*time.Second)
-		if got, wantSummary := a.Annotations["summary"], "Indexima node node1 reports node number 2 down"; got != wantSummary {
+		if got, wantSummary := a.Annotations["summary"], "Indexima node node2 is reported down"; got != wantSummary {
 			t.Errorf("summary %q, want %q", got, wantSummary)
+		}
+		if got, wantURL := a.Annotations["status_url"], "http://"+exp.addr+"/status#node-node2"; got != wantURL {
+			t.Errorf("status_url %q, want %q", got, wantURL)
 		}
 		e.checkWasPending(t, want)
 		e.waitResolved(t, "IndeximaNodeDownReported", 60*time.Second)
+		e.checkOneAlert(t, "IndeximaNodeDownReported", time.Since(incidentsAt))
 	}) {
 		return
 	}
@@ -114,10 +122,14 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 		low := e.labels("IndeximaMemoryLow", "warning", "node", "node1", "event", "MEMORY_LOW")
 		e.waitAlert(t, low, "firing", 30*time.Second)
 		e.checkWasPending(t, low)
-		for _, idx := range unloaded {
-			want := e.labels("IndeximaHyperIndexesUnloaded", "warning", "node", "node1", "index", idx)
-			e.waitAlert(t, want, "firing", 60*time.Second)
-			e.checkWasPending(t, want)
+		unloadedAlert := e.labels("IndeximaHyperIndexesUnloaded", "warning", "node", "node1")
+		a := e.waitAlert(t, unloadedAlert, "firing", 60*time.Second)
+		e.checkWasPending(t, unloadedAlert)
+		if got, want := a.Annotations["summary"], "2 hyperindex(es) unloaded on Indexima node node1"; got != want {
+			t.Errorf("summary %q, want %q", got, want)
+		}
+		if got, want := a.Annotations["status_url"], "http://"+exp.addr+"/status#node-node1"; got != want {
+			t.Errorf("status_url %q, want %q", got, want)
 		}
 		sim.ReloadIndexes(keys[0], unloaded...)
 		e.waitResolved(t, "IndeximaHyperIndexesUnloaded", 30*time.Second)
@@ -134,7 +146,7 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 		refused := e.labels("IndeximaConsoleCredentialsRefused", "warning", "result", "failure")
 		e.waitAlert(t, refused, "firing", 30*time.Second)
 		e.checkWasPending(t, refused)
-		e.waitAlert(t, e.labels("IndeximaConsoleUnreachable", "critical"), "firing", 60*time.Second)
+		e.waitAlert(t, e.clusterLabels("IndeximaConsoleUnreachable", "critical"), "firing", 60*time.Second)
 		// The old password is back: the exporter logs in again once its
 		// login backoff expires, and both alerts resolve.
 		sim.SetPassword(consoleUser, consolePassword)
@@ -180,7 +192,7 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 		// logged while it was down is counted, its counters continuing from
 		// the saved ones, and the alert must see it (a new pair here).
 		e.restartExporter(t, func() { sim.ReportNodeDown(keys[2], keys[0]) })
-		want := e.labels("IndeximaNodeDownReported", "critical", "node", "node3", "down_node", "1")
+		want := e.clusterLabels("IndeximaNodeDownReported", "critical", "down_node", "node1")
 		e.waitAlert(t, want, "firing", 30*time.Second)
 		e.checkWasPending(t, want)
 		e.waitResolved(t, "IndeximaNodeDownReported", 60*time.Second)
@@ -190,15 +202,15 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 
 	t.Run("NODE_DOWN after a restart without the state file fires", func(t *testing.T) {
 		// Without its state file the exporter counts again from 0 at its
-		// first contact (nothing logged before it is counted). node3 then
-		// reports node1 again: the pair's series comes back at 1, the value
-		// it had before the restart, so only the gap in the series tells a
-		// new report (the rule's fourth branch).
+		// first contact (nothing logged before it is counted), and learns
+		// the latest reports from its look-back: node1's, older than the
+		// window, fires nothing. node3 then reports node1 again: a new
+		// report, which fires.
 		restartAt := time.Now()
 		e.exp.state = ""
 		e.restartExporter(t, nil)
 		sim.ReportNodeDown(keys[2], keys[0])
-		want := e.labels("IndeximaNodeDownReported", "critical", "node", "node3", "down_node", "1")
+		want := e.clusterLabels("IndeximaNodeDownReported", "critical", "down_node", "node1")
 		e.waitAlert(t, want, "firing", 30*time.Second)
 		e.checkWasPending(t, want)
 		for _, s := range prom.alertsSince(t, time.Since(restartAt)) {
@@ -242,6 +254,33 @@ func scrapeHiccup(s sample) bool {
 type scenario struct {
 	prom *prometheusServer
 	exp  *exporterRun
+}
+
+// clusterLabels returns the full label set of an alert about a cluster as a
+// whole (aggregated over its nodes): alertname, severity, job and the given
+// pairs; no instance, no node.
+func (e *scenario) clusterLabels(alertname, severity string, kv ...string) map[string]string {
+	m := e.labels(alertname, severity, kv...)
+	delete(m, "instance")
+	return m
+}
+
+// checkOneAlert checks from the ALERTS series that over the last d the
+// alert had one label set: one alert for the incident, however many nodes
+// showed it.
+func (e *scenario) checkOneAlert(t *testing.T, alertname string, d time.Duration) {
+	t.Helper()
+	sets := map[string]bool{}
+	for _, s := range e.prom.alertsSince(t, d) {
+		if s.Metric["alertname"] == alertname {
+			got := maps.Clone(s.Metric)
+			delete(got, "alertstate")
+			sets[fmt.Sprint(got)] = true
+		}
+	}
+	if len(sets) != 1 {
+		t.Errorf("%s: %d distinct alerts over the incident, want 1: %v", alertname, len(sets), slices.Sorted(maps.Keys(sets)))
+	}
 }
 
 // labels returns the full label set an alert of the exporter's job must

@@ -42,7 +42,9 @@ func newExporter(t *testing.T, bin, dir string, sim *simulator.Simulator) *expor
 		if !ok {
 			t.Fatalf("simulator node key %q is not host:port", key)
 		}
-		fmt.Fprintf(&cfg, "  - host: %s\n    port: %s\n    name: node%d\n", host, port, i+1)
+		// The simulator numbers its nodes from 1 in order (NODE_DOWN
+		// comments): with number, down_node names the node.
+		fmt.Fprintf(&cfg, "  - host: %s\n    port: %s\n    name: node%d\n    number: %d\n", host, port, i+1, i+1)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "indexima.yml"), []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)

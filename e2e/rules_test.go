@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,9 +16,14 @@ import (
 // production becomes 2 seconds, so that with a 1s scrape and evaluation
 // interval the alerts keep their shape (window / for / scrape ratios) but go
 // pending, fire and resolve within seconds. Only durations change:
+//
 //   - `for:` of every alerting rule (1m -> 2s, 5m -> 10s, 15m -> 30s);
+//
 //   - range windows and offsets inside expressions ([5m] -> [10s],
 //     offset 5m -> offset 10s).
+//
+//   - a comparison with a window's number of seconds (an age against the
+//     window: `< 300` beside `[5m]`) -> that window scaled (`< 10`).
 //
 // The expressions, labels and annotations are the shipped ones.
 const timeScale = 30
@@ -27,6 +33,7 @@ const promDuration = `\d+[smh](?:\d+[smh])*`
 var (
 	rangeDuration  = regexp.MustCompile(`\[(` + promDuration + `)(:(` + promDuration + `)?)?\]`)
 	offsetDuration = regexp.MustCompile(`offset\s+(` + promDuration + `)`)
+	comparedNumber = regexp.MustCompile(`(<=|>=|<|>)(\s*)(\d+)\b`)
 )
 
 // scaleDuration divides a Prometheus duration by timeScale, rounding to
@@ -68,6 +75,22 @@ func scaleExpr(expr string) (string, error) {
 	})
 	out = offsetDuration.ReplaceAllStringFunc(out, func(m string) string {
 		return "offset " + scale(offsetDuration.FindStringSubmatch(m)[1])
+	})
+	// The windows in seconds: a number compared with is one of them only
+	// when it equals a window of the same expression.
+	windows := map[string]string{}
+	for _, m := range rangeDuration.FindAllStringSubmatch(expr, -1) {
+		if d, err := time.ParseDuration(m[1]); err == nil {
+			windows[fmt.Sprint(int(d/time.Second))] = m[1]
+		}
+	}
+	out = comparedNumber.ReplaceAllStringFunc(out, func(m string) string {
+		sub := comparedNumber.FindStringSubmatch(m)
+		w, ok := windows[sub[3]]
+		if !ok {
+			return m
+		}
+		return sub[1] + sub[2] + strings.TrimSuffix(scale(w), "s")
 	})
 	return out, firstErr
 }
@@ -132,6 +155,8 @@ func TestScaleExpr(t *testing.T) {
 		`max_over_time(a[30m:1m])`:                      `max_over_time(a[60s:2s])`,
 		`max_over_time(a[30m:])`:                        `max_over_time(a[60s:])`,
 		`rate(a[1h30m])`:                                `rate(a[180s])`,
+		`time() - max(max_over_time(a[5m])) < 300`:      `time() - max(max_over_time(a[10s])) < 10`,
+		`max_over_time(a[5m]) > 300 and b < 30`:         `max_over_time(a[10s]) > 10 and b < 30`,
 	} {
 		got, err := scaleExpr(in)
 		if err != nil {

@@ -12,8 +12,16 @@ local util = import 'lib/util.libsonnet';
     edit the mixin, not this file; a test fails while the two differ.
 
     Conventions: CamelCase names, a `severity` label (critical: act now; warning:
-    act today; info: for context), annotations `summary`, `description` and
-    `runbook_url` (a section of docs/runbook.md, anchor = lower-cased alert name).
+    act today; info: for context), annotations `summary`, `description`,
+    `runbook_url` (a section of docs/runbook.md, anchor = lower-cased alert name)
+    and `status_url` (the exporter's /status page, at the card of the node the
+    alert is about or at its cluster's section).
+
+    One alert per incident: an alert about the cluster as a whole (a node
+    reported down, the cluster stopped or not ready, the console unreachable)
+    aggregates over the nodes that see it, `by (job, cluster, ...)`, so that it
+    fires once whatever the number of nodes (or /probe targets) that show it;
+    an alert about a node fires once per node, not once per hyperindex.
 
     Restart safety: a node's counters start at 0 when the exporter first reaches
     it; when the exporter restarts they continue from its state file
@@ -21,7 +29,8 @@ local util = import 'lib/util.libsonnet';
     absent(): a series that vanishes with a restart never fires an alert. The
     unit tests in ../tests/ replay such restarts.
 
-    "A counter x grew in the last W" is written, for every event alert:
+    "A counter x grew in the last W" is written, for the event alerts on
+    counters (MEMORY_LOW, refused logins):
         x > last_over_time(x[1h] offset W)    # above its latest value at least W old
       or
         x > min_over_time(x[W])                # above a value inside the window
@@ -53,6 +62,19 @@ local util = import 'lib/util.libsonnet';
     // An indexima_* selector with the configured matchers.
     local m(metric, extra=[]) = util.selector(metric, [c.indeximaSelector] + extra),
     local runbook(alert) = c.runbookURL + '#' + std.asciiLower(alert),
+    // status_url: the exporter's /status page (_config.statusURL, else the
+    // instance's) at the card of a node (id node-[<cluster>-]<name>) or at
+    // the section of a cluster (id cluster[-<cluster>]), as
+    // internal/statuspage writes them.
+    local statusPage(instance) = if c.statusURL != '' then c.statusURL else 'http://' + instance + '/status',
+    local nodeStatus(node) = statusPage('{{ $labels.instance }}') + '#node-{{ with $labels.cluster }}{{ . }}-{{ end }}{{ ' + node + ' }}',
+    // An alert aggregated over the nodes has no instance label: the
+    // instance of one of its cluster's series, looked up when the
+    // annotation is rendered.
+    local clusterInstance = '{{ with printf `indexima_up{job=%q,cluster=%q}` $labels.job $labels.cluster | query }}{{ with first . }}{{ .Labels.instance }}{{ end }}{{ end }}',
+    local clusterStatus = statusPage(clusterInstance) + '#cluster{{ with $labels.cluster }}-{{ . }}{{ end }}',
+    local downNodeStatus = statusPage(clusterInstance) + '#node-{{ with $labels.cluster }}{{ . }}-{{ end }}{{ $labels.down_node }}',
+    local exporterStatus = statusPage('{{ $labels.instance }}'),
     // "x grew in the last w" (see the header).
     local grew(x, w) = |||
       %(x)s
@@ -68,74 +90,39 @@ local util = import 'lib/util.libsonnet';
         rules: [
           {
             local w = c.nodeDownWindow,
-            local r = m('indexima_node_down_reports_total'),
-            local e = m('indexima_events_total', ['event="NODE_DOWN"']),
+            local last = m('indexima_node_down_last_report_timestamp_seconds'),
             alert: 'IndeximaNodeDownReported',
             comment:: |||
-              A NODE_DOWN event is a one-shot report (the cluster logs no "node is
-              back" event), so the alert stays active for %(w)s after a report is
-              counted and then resolves by itself.
-              Branches, one (node, down_node) pair each:
-               1. the pair's counter grew (see the header; a pair's series exists
-                  only once a report was counted, so it never starts at 0 and
-                  min_over_time() adds nothing here);
-               2. the pair's counter is below its value of %(w)s ago: the
-                  exporter restarted without restoring its counters and has counted
-                  reports of the pair since (the series exists only then);
-               3. a pair reported for the first time: its series appears directly
-                  at 1, with no value before it. It counts when the series is new
-                  (none in the last hour before the window) AND the reporting node's
-                  NODE_DOWN event counter, which exists from the first contact,
-                  grew. That second condition keeps a scrape gap from looking like
-                  a new report;
-               4. the same for a pair whose series came back within the window
-                  (fewer samples in it than the reporter's event counter, scraped
-                  from the same target): after a restart without a state file, a
-                  pair counted again exactly as many times as before shows no other
-                  change. Branches 1 to 3 end exactly %(w)s after the report on
-                  both Prometheus lines; this one, whose only job is that rare case,
-                  may end one scrape earlier on 3.x (sample counts of a left-open
-                  window).
-              Every branch keeps the pair's own labels, so `or` cannot yield two
-              alerts for one pair.
+              One alert per (cluster, node reported down), whatever the number of
+              nodes that report it: the age of the latest report, the newest over
+              the reporting nodes (and /probe targets), is below %(w)s. A NODE_DOWN
+              is a one-shot report (the cluster logs no "node is back" event), so
+              the alert resolves by itself %(w)s after the latest report.
+              max_over_time() bridges a gap in the scrapes shorter than the window
+              (an exporter restart: staleness markers, then the series again, from
+              the state file or from first contact's look-back), so a restart
+              neither resolves the alert nor fires it a second time. The report's
+              date is the reporting node's clock: a node whose clock is behind
+              Prometheus's by more than the window never fires it (see
+              IndeximaNodeClockBehind).
             ||| % { w: util.humanDuration(w) },
             expr: |||
-              %(r)s
-                > last_over_time(%(r)s[%(lb)s] offset %(w)s)
-              or
-              %(r)s
-                < last_over_time(%(r)s[%(lb)s] offset %(w)s)
-              or
-              (
-                  (
-                      %(r)s
-                    unless
-                      last_over_time(%(r)s[%(lb)s] offset %(w)s)
-                  )
-                or
-                    count_over_time(%(r)s[%(w)s])
-                  < ignoring (down_node, event) group_left
-                    count_over_time(%(e)s[%(w)s])
+              time() - max by (job, cluster, down_node) (
+                max_over_time(%(last)s[%(w)s])
               )
-              and ignoring (down_node, event)
-              (
-                  %(e)s
-                    > last_over_time(%(e)s[%(lb)s] offset %(w)s)
-                or
-                  %(e)s
-                    > min_over_time(%(e)s[%(w)s])
-              )
-            ||| % { r: r, e: e, w: w, lb: c.counterLookBack },
+              < %(s)d
+            ||| % { last: last, w: w, s: util.seconds(w) },
             forComment:: |||
-              One evaluation interval would do; a minute gives the exporter's
-              other nodes time to report the same node before the first page.
+              One evaluation interval would do; a minute keeps the page as it was
+              before this rule counted per down node.
             |||,
             'for': c.nodeDownFor,
             labels: { severity: c.nodeDownSeverity },
             annotations: {
-              summary: 'Indexima node {{ $labels.node }} reports node number {{ $labels.down_node }} down',
-              description: 'Node {{ $labels.node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} logged a NODE_DOWN event naming node number {{ $labels.down_node }}, counted by the exporter in the last ' + util.humanDuration(w) + ' (logged earlier if the exporter was down meanwhile): the cluster cannot reach that node.',
+              summary: 'Indexima node {{ $labels.down_node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} is reported down',
+              description: 'A node of the cluster{{ with $labels.cluster }} {{ . }}{{ end }} logged a NODE_DOWN event naming node {{ $labels.down_node }} {{ $value | humanizeDuration }} ago (the latest report, whichever node logged it): the cluster cannot reach that node. The alert resolves ' + util.humanDuration(w) + " after the latest report. A number instead of a name: give that node its number in the exporter's configuration.",
               runbook_url: runbook('IndeximaNodeDownReported'),
+              status_url: downNodeStatus,
             },
           },
           {
@@ -156,6 +143,7 @@ local util = import 'lib/util.libsonnet';
               summary: 'Indexima node {{ $labels.node }} does not answer through the console',
               description: 'The exporter {{ $labels.instance }} could not poll node {{ $labels.node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} through the console for ' + util.humanDuration(f) + ', while the console itself answers. The node may be down, or the console cannot reach its monitoring port.',
               runbook_url: runbook('IndeximaNodeUnreachable'),
+              status_url: nodeStatus('$labels.node'),
             },
           },
           {
@@ -172,47 +160,74 @@ local util = import 'lib/util.libsonnet';
               summary: 'Indexima node {{ $labels.node }} ran out of memory',
               description: 'Node {{ $labels.node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} logged MEMORY_LOW in the last ' + util.humanDuration(w) + ': it ran out of memory and unloads hyperindexes to recover, so queries on them get slower.',
               runbook_url: runbook('IndeximaMemoryLow'),
+              status_url: nodeStatus('$labels.node'),
             },
           },
           {
             local f = c.hyperIndexUnloadedFor,
             alert: 'IndeximaHyperIndexesUnloaded',
             comment:: |||
-              State, not event: the alert lasts until the index is loaded again
-              (HYPER_INDEX_LOADED), whatever the number of events in between.
+              State, not event: the alert lasts until the indexes are loaded again
+              (HYPER_INDEX_LOADED), whatever the number of events in between. One
+              alert per node, not per hyperindex: a MEMORY_LOW unloads several at
+              once, and that is one incident; the value is how many are unloaded.
             |||,
-            expr: m('indexima_hyperindex_loaded') + ' == 0',
+            expr: |||
+              count by (job, instance, cluster, node) (
+                %s == 0
+              )
+            ||| % m('indexima_hyperindex_loaded'),
             'for': f,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Hyperindex {{ $labels.index }} is unloaded on Indexima node {{ $labels.node }}',
-              description: 'Hyperindex {{ $labels.index }} on node {{ $labels.node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} has been unloaded for more than ' + util.humanDuration(f) + ' (usually after MEMORY_LOW); queries that need it are slow until it is loaded again.',
+              summary: '{{ $value }} hyperindex(es) unloaded on Indexima node {{ $labels.node }}',
+              description: 'Node {{ $labels.node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} has had hyperindexes unloaded for more than ' + util.humanDuration(f) + ' (usually after MEMORY_LOW), {{ $value }} now (indexima_hyperindex_loaded == 0 names them); queries that need them are slow until they are loaded again.',
               runbook_url: runbook('IndeximaHyperIndexesUnloaded'),
+              status_url: nodeStatus('$labels.node'),
             },
           },
           {
             local f = c.clusterNotReadyFor,
             alert: 'IndeximaClusterNotReady',
-            expr: m('indexima_cluster_state', ['state=~"starting|initializing"']) + ' == 1',
+            comment:: |||
+              One alert per cluster: every node logs the cluster's start, and the
+              state may go from starting to initializing without a new incident.
+              The value is the number of nodes not ready.
+            |||,
+            expr: |||
+              count by (job, cluster) (
+                %s == 1
+              )
+            ||| % m('indexima_cluster_state', ['state=~"starting|initializing"']),
             'for': f,
             labels: { severity: 'warning' },
             annotations: {
-              summary: 'Indexima node {{ $labels.node }} has been {{ $labels.state }} for ' + util.humanDuration(f),
-              description: 'Node {{ $labels.node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} is still {{ $labels.state }} ' + util.humanDuration(f) + ' after CLUSTER_START or CLUSTER_INIT: its tables are not all available yet.',
+              summary: 'The Indexima cluster{{ with $labels.cluster }} {{ . }}{{ end }} has not been ready for ' + util.humanDuration(f),
+              description: '{{ $value }} node(s) of the cluster{{ with $labels.cluster }} {{ . }}{{ end }} are still starting or initializing ' + util.humanDuration(f) + ' after CLUSTER_START or CLUSTER_INIT: their tables are not all available yet.',
               runbook_url: runbook('IndeximaClusterNotReady'),
+              status_url: clusterStatus,
             },
           },
           {
             local f = c.clusterStoppedFor,
             alert: 'IndeximaClusterStopped',
-            comment:: 'CLUSTER_STOP follows a stop command: usually deliberate, hence info.',
-            expr: m('indexima_cluster_state', ['state="stopped"']) + ' == 1',
+            comment:: |||
+              CLUSTER_STOP follows a stop command: usually deliberate, hence info.
+              One alert per cluster (every node logs the stop); the value is the
+              number of nodes stopped.
+            |||,
+            expr: |||
+              count by (job, cluster) (
+                %s == 1
+              )
+            ||| % m('indexima_cluster_state', ['state="stopped"']),
             'for': f,
             labels: { severity: 'info' },
             annotations: {
-              summary: 'Indexima node {{ $labels.node }} is stopped',
-              description: 'Node {{ $labels.node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} logged CLUSTER_STOP and has not started again for ' + util.humanDuration(f) + '.',
+              summary: 'The Indexima cluster{{ with $labels.cluster }} {{ . }}{{ end }} is stopped',
+              description: '{{ $value }} node(s) of the cluster{{ with $labels.cluster }} {{ . }}{{ end }} logged CLUSTER_STOP and have not started again for ' + util.humanDuration(f) + '.',
               runbook_url: runbook('IndeximaClusterStopped'),
+              status_url: clusterStatus,
             },
           },
         ],
@@ -223,13 +238,20 @@ local util = import 'lib/util.libsonnet';
           {
             local f = c.consoleUnreachableFor,
             alert: 'IndeximaConsoleUnreachable',
-            expr: m('indexima_console_up') + ' == 0',
+            comment:: |||
+              One alert per cluster: with /probe targets (prometheus-probe.yml)
+              every node's probe says that the console is down.
+            |||,
+            expr: |||
+              max by (job, cluster) (%s) == 0
+            ||| % m('indexima_console_up'),
             'for': f,
             labels: { severity: c.consoleUnreachableSeverity },
             annotations: {
               summary: 'The Indexima console{{ with $labels.cluster }} of cluster {{ . }}{{ end }} is unreachable',
-              description: 'The exporter {{ $labels.instance }} could not use the console{{ with $labels.cluster }} of cluster {{ . }}{{ end }} for ' + util.humanDuration(f) + ': no node of that cluster is monitored.',
+              description: 'The exporter could not use the console{{ with $labels.cluster }} of cluster {{ . }}{{ end }} for ' + util.humanDuration(f) + ': no node of that cluster is monitored.',
               runbook_url: runbook('IndeximaConsoleUnreachable'),
+              status_url: clusterStatus,
             },
           },
           {
@@ -247,6 +269,7 @@ local util = import 'lib/util.libsonnet';
               summary: "The Indexima console{{ with $labels.cluster }} of cluster {{ . }}{{ end }} refuses the exporter's credentials",
               description: 'The console{{ with $labels.cluster }} of cluster {{ . }}{{ end }} refused a login of the exporter {{ $labels.instance }} in the last ' + util.humanDuration(w) + ' (bad user name or password). Once the current token expires, the cluster is no longer monitored.',
               runbook_url: runbook('IndeximaConsoleCredentialsRefused'),
+              status_url: exporterStatus,
             },
           },
           {
@@ -273,6 +296,7 @@ local util = import 'lib/util.libsonnet';
               summary: 'The exporter misses events of Indexima node {{ $labels.node }}',
               description: 'Node {{ $labels.node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} holds {{ $value | printf "%.0f" }} more events since the exporter {{ $labels.instance }} first contacted it than the exporter counted: metrics of this node undercount.',
               runbook_url: runbook('IndeximaEventsMissed'),
+              status_url: nodeStatus('$labels.node'),
             },
           },
           {
@@ -291,6 +315,7 @@ local util = import 'lib/util.libsonnet';
               summary: "The clock of Indexima node {{ $labels.node }} is behind the console's by more than the late window",
               description: "Node {{ $labels.node }}{{ with $labels.cluster }} of cluster {{ . }}{{ end }} dates its events about {{ $value | humanizeDuration }} behind the console's clock, more than the exporter {{ $labels.instance }}'s late window: its events can be lost.",
               runbook_url: runbook('IndeximaNodeClockBehind'),
+              status_url: nodeStatus('$labels.node'),
             },
           },
           {
@@ -313,6 +338,7 @@ local util = import 'lib/util.libsonnet';
               summary: 'The {{ $labels.collector }} collector of indexima_exporter {{ $labels.instance }} fails',
               description: 'The {{ $labels.collector }} collector of the exporter {{ $labels.instance }}{{ with $labels.cluster }} (cluster {{ . }}){{ end }} has failed on every scrape for ' + util.humanDuration(f) + ': its metrics are missing or stale.',
               runbook_url: runbook('IndeximaExporterCollectorFailed'),
+              status_url: exporterStatus,
             },
           },
           {
@@ -326,6 +352,7 @@ local util = import 'lib/util.libsonnet';
               summary: 'indexima_exporter {{ $labels.instance }} is down',
               description: 'Prometheus could not scrape the exporter {{ $labels.instance }} (job {{ $labels.job }}) for ' + util.humanDuration(f) + ': no Indexima metric of it is collected and no other Indexima alert can fire.',
               runbook_url: runbook('IndeximaExporterDown'),
+              status_url: exporterStatus,
             },
           },
         ],

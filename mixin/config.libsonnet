@@ -48,6 +48,14 @@
 
     // Where each alert's runbook_url points (anchor: the alert name, lower case).
     runbookURL: 'https://github.com/indexima-exporter/indexima_exporter/blob/main/docs/runbook.md',
+    // The exporter's /status page, where each alert's status_url points (at
+    // the card of the node the alert is about, or at its cluster). Empty:
+    // http://<instance>/status, the instance label being the exporter's
+    // address when Prometheus scrapes its /metrics (prometheus.yml). With
+    // /probe targets (prometheus-probe.yml) instance is the node: set the
+    // exporter's address here, e.g.
+    // 'http://indexima-exporter.monitoring.svc:9897/status'.
+    statusURL: '',
 
     // Dashboards.
     dashboardTitlePrefix: 'Indexima / ',

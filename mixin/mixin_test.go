@@ -174,6 +174,7 @@ local mixin = (import 'mixin.libsonnet') + {
     nodeDownWindow: '10m',
     memoryLowWindow: '30m',
     clusterStoppedFor: '1h',
+    statusURL: 'http://exporter.example:9897/status',
   },
 };
 {
@@ -199,9 +200,18 @@ local mixin = (import 'mixin.libsonnet') + {
 					t.Errorf("%s: %s%s lacks the configured %s", rule.Alert, m[1], m[2], sel)
 				}
 			}
+			// With /probe targets instance is a node: statusURL replaces the
+			// address taken from the labels.
+			if u := rule.Annotations["status_url"]; !strings.HasPrefix(u, "http://exporter.example:9897/status") || strings.Contains(u, "query") {
+				t.Errorf("%s: status_url %q does not use the configured statusURL", rule.Alert, u)
+			}
 			switch rule.Alert {
 			case "IndeximaNodeDownReported":
-				checkWindow(t, rule.Alert, rule.Expr, rule.Annotations["description"], "10m", "10 minutes")
+				// The age of the latest report against the window, in seconds.
+				if !strings.Contains(rule.Expr, "[10m]") || !strings.Contains(rule.Expr, "< 600") ||
+					!strings.Contains(rule.Annotations["description"], "resolves 10 minutes after the latest report") {
+					t.Errorf("%s: want nodeDownWindow 10m in the expression ([10m], < 600) and the description:\n%s\n%s", rule.Alert, rule.Expr, rule.Annotations["description"])
+				}
 			case "IndeximaMemoryLow":
 				checkWindow(t, rule.Alert, rule.Expr, rule.Annotations["description"], "30m", "30 minutes")
 			case "IndeximaClusterStopped":

@@ -1,6 +1,7 @@
 package poller
 
 import (
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,6 +22,9 @@ type Cluster struct {
 type Node struct {
 	Name   string // value of the node label; default host:port
 	Target apiclient.Node
+	// Number is the node's number in its cluster, as NODE_DOWN comments
+	// name it; nil when not configured.
+	Number *int
 }
 
 // Options of the poller; zero values get defaults in New.
@@ -69,6 +73,25 @@ type Set struct {
 type ClusterNodes struct {
 	Name  string // "" for the single unnamed cluster
 	Nodes []*NodeRuntime
+	// byNumber is the configured name of each node given a number.
+	byNumber map[int]string
+}
+
+// DownNode names the node a NODE_DOWN comment (the engine's down-node key)
+// designates: the configured name of the cluster's node of that number, or
+// the key itself when no node has it (or it is not a number).
+func (c ClusterNodes) DownNode(key string) string {
+	if len(c.byNumber) == 0 {
+		return key
+	}
+	n, err := strconv.Atoi(key)
+	if err != nil {
+		return key
+	}
+	if name, ok := c.byNumber[n]; ok {
+		return name
+	}
+	return key
 }
 
 // New returns a poller with no clusters yet.
@@ -117,6 +140,12 @@ func (p *Poller) SetClusters(clusters []Cluster) {
 			name := nd.Name
 			if name == "" {
 				name = nd.Target.String()
+			}
+			if nd.Number != nil {
+				if cn.byNumber == nil {
+					cn.byNumber = map[int]string{}
+				}
+				cn.byNumber[*nd.Number] = name
 			}
 			var api nodeAPI
 			if c.Client != nil {

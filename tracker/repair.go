@@ -50,6 +50,9 @@ func (st *State) Repair(lim Limits) {
 	if dropBadKeys(st.NodeDown, validValue); len(st.NodeDown) > lim.MaxLabelValues {
 		st.NodeDown = nil
 	}
+	if dropBadKeys(st.NodeDownLast, validValue); len(st.NodeDownLast) > lim.MaxLabelValues {
+		st.NodeDownLast = nil
+	}
 	// The window's invariants: nothing known below the floor, the origin
 	// not after it, books not negative.
 	st.Known.trimBelow(st.Floor)

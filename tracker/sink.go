@@ -122,6 +122,7 @@ func (s *sink) Event(e event.Event) error {
 	}
 	st, lim := s.st, s.p.o.Limits
 	st.noteLastDate(e, lim)
+	st.noteNodeDown(e, lim)
 	if s.mode == modeBaseline {
 		s.baselineEvent(e)
 		return nil

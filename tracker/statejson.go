@@ -103,6 +103,10 @@ func (e *stateEncoder) tally(b []byte, t *Tally) []byte {
 	b = appendMap(e, b, t.Running, func(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) })
 	b = append(b, `,"last_date":`...)
 	b = appendMap(e, b, t.LastDate, appendInt64)
+	if len(t.NodeDownLast) > 0 {
+		b = append(b, `,"node_down_last":`...)
+		b = appendMap(e, b, t.NodeDownLast, appendInt64)
+	}
 	b = append(b, `,"phase":{"value":`...)
 	b = appendString(b, t.Phase.Value)
 	b = appendInt(b, `,"date":`, t.Phase.Date)

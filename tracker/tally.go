@@ -27,9 +27,10 @@ type Tally struct {
 	CursorRepairs uint64 `json:"cursor_repairs,omitempty"`
 
 	// Gauges (learned from every listing, the look-back included).
-	Running         map[string]int        `json:"running"`   // by event label, from the latest runnings
-	LastDate        map[string]int64      `json:"last_date"` // by event label
-	Phase           DatedValue            `json:"phase"`     // cluster state and the date that set it
+	Running         map[string]int        `json:"running"`                  // by event label, from the latest runnings
+	LastDate        map[string]int64      `json:"last_date"`                // by event label
+	NodeDownLast    map[string]int64      `json:"node_down_last,omitempty"` // date of the latest NODE_DOWN, by down node
+	Phase           DatedValue            `json:"phase"`                    // cluster state and the date that set it
 	Indexes         map[string]IndexState `json:"indexes"`
 	Tables          map[string]int64      `json:"tables"` // loaded table -> date of its TABLE_LOADED
 	TablesClearedAt int64                 `json:"tables_cleared_at"`
@@ -177,6 +178,38 @@ func (t *Tally) noteLastDate(e event.Event, lim Limits) {
 	}
 }
 
+// noteNodeDown keeps the latest date of a NODE_DOWN per down node. Like
+// noteLastDate it learns from every event read, the first-contact look-back
+// included, so that a restart without the state file knows a recent report
+// again; the date decides, so reading an event twice changes nothing. A
+// down node beyond the bound is left out here and counted as dropped by
+// countEvent, once.
+func (t *Tally) noteNodeDown(e event.Event, lim Limits) {
+	if e.Type != "NODE_DOWN" {
+		return
+	}
+	name := downNodeKey(e.Comment)
+	d, ok := t.NodeDownLast[name]
+	if !t.admitLabel(LabelDownNode, ok, len(t.NodeDownLast), lim.MaxLabelValues, false) {
+		return
+	}
+	if t.NodeDownLast == nil {
+		t.NodeDownLast = map[string]int64{}
+	}
+	if !ok || e.Date > d {
+		t.NodeDownLast[name] = e.Date
+	}
+}
+
+// downNodeKey is the down-node key of a NODE_DOWN comment (the node's
+// number, in the specification).
+func downNodeKey(comment string) string {
+	if name := SanitizeLabel(comment); name != "" {
+		return name
+	}
+	return "unknown"
+}
+
 // applyState updates what a completed event tells about the node's present
 // state. It is idempotent and decided by event date (the latest wins), so an
 // event read twice, or out of order, changes nothing. count says whether the
@@ -255,10 +288,7 @@ func (t *Tally) countEvent(e event.Event, lim Limits) {
 	}
 	switch e.Type {
 	case "NODE_DOWN":
-		name := SanitizeLabel(e.Comment)
-		if name == "" {
-			name = "unknown"
-		}
+		name := downNodeKey(e.Comment)
 		_, ok := t.NodeDown[name]
 		if t.admitLabel(LabelDownNode, ok, len(t.NodeDown), lim.MaxLabelValues, true) {
 			if t.NodeDown == nil {
@@ -294,6 +324,9 @@ func (t Tally) clone() Tally {
 	c.Dropped = cloneVocab(t.Dropped)
 	c.Running = cloneVocab(t.Running)
 	c.LastDate = cloneVocab(t.LastDate)
+	if t.NodeDownLast != nil {
+		c.NodeDownLast = maps.Clone(t.NodeDownLast)
+	}
 	c.Indexes = cloneVocab(t.Indexes)
 	c.Tables = cloneVocab(t.Tables)
 	c.UnknownTypes = cloneVocab(t.UnknownTypes)

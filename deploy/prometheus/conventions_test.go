@@ -91,13 +91,18 @@ func TestAlertConventions(t *testing.T) {
 		default:
 			t.Errorf("alert %s: severity label %q, want critical, warning or info", a.Alert, a.Labels["severity"])
 		}
-		for _, k := range []string{"summary", "description", "runbook_url"} {
+		for _, k := range []string{"summary", "description", "runbook_url", "status_url"} {
 			if strings.TrimSpace(a.Annotations[k]) == "" {
 				t.Errorf("alert %s: annotation %s missing", a.Alert, k)
 			}
 		}
 		if want := runbookBase + "#" + strings.ToLower(a.Alert); a.Annotations["runbook_url"] != want {
 			t.Errorf("alert %s: runbook_url %q, want %q", a.Alert, a.Annotations["runbook_url"], want)
+		}
+		// The exporter's /status page, at a node's card or a cluster's
+		// section (ids of internal/statuspage), or at its top.
+		if u := a.Annotations["status_url"]; !strings.Contains(u, "/status#node-") && !strings.Contains(u, "/status#cluster") && !strings.HasSuffix(u, "/status") {
+			t.Errorf("alert %s: status_url %q does not link to /status", a.Alert, u)
 		}
 		if strings.Contains(a.Expr, "absent(") {
 			t.Errorf("alert %s uses absent(): it would fire whenever the exporter restarts or a node is removed", a.Alert)

@@ -104,7 +104,10 @@ func (d *Demo) Config() *config.Config {
 		PasswordSource: "demo", Timeout: 5 * time.Second,
 	}}
 	for i := 1; i <= Nodes; i++ {
-		c.Nodes = append(c.Nodes, config.Node{Host: nodeName(i), Port: config.DefaultNodePort, Name: nodeName(i)})
+		// The simulator numbers its nodes from 1, in order (NODE_DOWN
+		// comments): down_node then names the node, core-4 rather than 4.
+		number := i
+		c.Nodes = append(c.Nodes, config.Node{Host: nodeName(i), Port: config.DefaultNodePort, Name: nodeName(i), Number: &number})
 	}
 	return &config.Config{Clusters: []config.Cluster{c}}
 }

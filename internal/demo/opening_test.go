@@ -39,7 +39,7 @@ func TestOpeningShowsEveryKindOfChange(t *testing.T) {
 	}
 	cl := poller.Cluster{Client: client}
 	for _, n := range c.Nodes {
-		cl.Nodes = append(cl.Nodes, poller.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}})
+		cl.Nodes = append(cl.Nodes, poller.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}, Number: n.Number})
 	}
 	polls.SetClusters([]poller.Cluster{cl})
 	reg := prometheus.NewRegistry()

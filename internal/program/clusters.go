@@ -46,7 +46,7 @@ func (b clientBuilder) build(cfg *config.Config) ([]poller.Cluster, error) {
 		}
 		nodes := make([]poller.Node, 0, len(c.Nodes))
 		for _, n := range c.Nodes {
-			nodes = append(nodes, poller.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}})
+			nodes = append(nodes, poller.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}, Number: n.Number})
 		}
 		out = append(out, poller.Cluster{Name: c.Name, Client: client, Nodes: nodes})
 	}

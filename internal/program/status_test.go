@@ -26,7 +26,7 @@ type statusNodeText struct {
 
 var (
 	articleRE = regexp.MustCompile(`(?s)<article class="node [a-z]+" id="[^"]*" data-node="([^"]*)" data-state="([a-z]+)">(.*?)</article>`)
-	sectionRE = regexp.MustCompile(`(?s)<section class="cluster" data-cluster="([^"]*)">(.*?)</section>`)
+	sectionRE = regexp.MustCompile(`(?s)<section class="cluster" data-cluster="([^"]*)"[^>]*>(.*?)</section>`)
 	tagRE     = regexp.MustCompile(`<[^>]*>`)
 )
 

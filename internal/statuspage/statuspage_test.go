@@ -39,3 +39,29 @@ func TestStatusPollErrorsAreShownOnceInARow(t *testing.T) {
 		t.Errorf("rows %+v", sn.Polls)
 	}
 }
+
+// The alerts' status_url annotations (mixin/alerts.libsonnet) link to a
+// node's card as #node-[<cluster>-]<name> and to a cluster's section as
+// #cluster[-<cluster>]: the page must have exactly those ids.
+func TestStatusAnchorsOfTheAlertLinks(t *testing.T) {
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		cluster string
+		ids     []string
+	}{
+		{"", []string{`id="cluster"`, `id="node-core-4"`}},
+		{"prod", []string{`id="cluster-prod"`, `id="node-prod-core-4"`}},
+	} {
+		page := buildStatusPage([]poller.ClusterStatus{{Name: tc.cluster, Nodes: []poller.NodeStatus{
+			{Cluster: tc.cluster, Name: "core-4", Target: "core-4:9999"}}}}, now, redactor{})
+		var b strings.Builder
+		if err := statusTemplate.Execute(&b, page); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range tc.ids {
+			if strings.Count(b.String(), id) != 1 {
+				t.Errorf("cluster %q: the page has %d %s, want 1", tc.cluster, strings.Count(b.String(), id), id)
+			}
+		}
+	}
+}

@@ -28,7 +28,7 @@ local util = import '../lib/util.libsonnet';
             'NODE_DOWN reports',
             q('sum by (cluster, node) (increase(indexima_events_total{%(node)s, event="NODE_DOWN"}[$__rate_interval])) > 0'),
             title='NODE_DOWN reported by {{node}}',
-            text='{{node}} logged NODE_DOWN: the cluster could not reach a node (which one: the table NODE_DOWN reports by down node).',
+            text='{{node}} logged NODE_DOWN: the cluster could not reach a node (which one: the table Nodes reported down).',
             color='red',
             tags=['cluster', 'node'],
           ),
@@ -183,7 +183,7 @@ local util = import '../lib/util.libsonnet';
           ),
           g.timeseries(
             'NODE_DOWN reports',
-            'NODE_DOWN events per reporting node (bars). Which node numbers were reported is in the table beside.',
+            'NODE_DOWN events per reporting node (bars). Which nodes were reported down is in the table beside.',
             [
               g.range('A', q('sum by (cluster, node) (increase(indexima_events_total{%(node)s, event="NODE_DOWN"}[$__rate_interval]))'), '{{node}}'),
             ],
@@ -191,15 +191,25 @@ local util = import '../lib/util.libsonnet';
             bars=true,
             decimals=0,
           ),
+          // One row per node reported down, as the alert sees it: the latest
+          // report whichever node logged it, and how many nodes reported it.
           g.tablePanel(
-            'NODE_DOWN reports by down node',
-            'NODE_DOWN events counted since the exporter started, by reporting node and by the number of the node reported down (indexima_node_down_reports_total).',
+            'Nodes reported down',
+            "One row per node reported down (down_node: its configured name when the configuration gives it a number, else the number in the NODE_DOWN comment): the latest report, whichever of the selected nodes logged it (indexima_node_down_last_report_timestamp_seconds, known since the first contact's look-back), and how many of them reported it. IndeximaNodeDownReported fires while the latest report is less than its window old.",
             [
-              g.table('A', q('sum by (cluster, node, down_node) (indexima_node_down_reports_total{%(node)s})')),
+              g.table('A', q('max by (cluster, down_node) (indexima_node_down_last_report_timestamp_seconds{%(node)s}) * 1000')),
+              g.table('B', q('count by (cluster, down_node) (indexima_node_down_last_report_timestamp_seconds{%(node)s})')),
             ],
-            [g.organize(['Time'], { cluster: 'Cluster', node: 'Reporting node', down_node: 'Node reported down', Value: 'Reports' })],
+            [
+              { id: 'merge', options: {} },
+              g.organize(['Time'], { cluster: 'Cluster', down_node: 'Node reported down', 'Value #A': 'Latest report', 'Value #B': 'Reporting nodes' }),
+            ],
             w=12,
-          ),
+          ) {
+            fieldConfig+: { overrides: [
+              { matcher: { id: 'byName', options: 'Latest report' }, properties: [{ id: 'unit', value: 'dateTimeAsIso' }] },
+            ] },
+          },
           g.timeseries(
             'MEMORY_LOW episodes',
             'MEMORY_LOW events per node (bars): the node ran out of memory and unloads hyperindexes.',

@@ -16,6 +16,15 @@
     assert std.objectHas(units, unit) : 'duration %s: want a number and one of s, m, h, d' % d;
     '%d %s%s' % [n, units[unit], if n == 1 then '' else 's'],
 
+  // seconds('5m') is 300: a window as the number of seconds a rule
+  // compares an age with.
+  seconds(d)::
+    local unit = std.substr(d, std.length(d) - 1, 1);
+    local n = std.parseInt(std.substr(d, 0, std.length(d) - 1));
+    local per = { s: 1, m: 60, h: 3600, d: 86400 };
+    assert std.objectHas(per, unit) : 'duration %s: want a number and one of s, m, h, d' % d;
+    n * per[unit],
+
   // The matchers of the dashboards' queries, by the variables they select
   // on, each after the exporter's own selector (_config.indeximaSelector):
   // `indexima_up{%(node)s}` % dashboardSelectors('') is
