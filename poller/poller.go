@@ -36,6 +36,9 @@ type Options struct {
 	LateWindow    time.Duration
 	LookBack      time.Duration
 	LookBackCalls int
+	// Events, when set, is given each poll's counted events before the
+	// poll is committed (the event log).
+	Events EventSink
 }
 
 // DefaultConcurrency is the default bound of the nodes polled at once. A
