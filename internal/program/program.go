@@ -13,8 +13,10 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/eventlog"
 	"github.com/indexima-exporter/indexima_exporter/internal/demo"
 	"github.com/indexima-exporter/indexima_exporter/internal/discovery"
+	"github.com/indexima-exporter/indexima_exporter/internal/eventsapi"
 	"github.com/indexima-exporter/indexima_exporter/internal/statuspage"
 	"github.com/indexima-exporter/indexima_exporter/internal/web"
 	"github.com/indexima-exporter/indexima_exporter/poller"
@@ -27,7 +29,8 @@ type program struct {
 	logger   log.Logger
 	reg      *prometheus.Registry
 	reloader *reloader
-	state    *stateStore // nil without --events.state-file
+	state    *stateStore   // nil without --events.state-file
+	events   *eventlog.Log // nil without --events.log
 	demo     *demo.Demo  // nil without --demo
 	handler  http.Handler
 	// nodes gathers the nodes' metrics within a scrape's deadline (nothing
@@ -49,6 +52,15 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	var sink poller.EventSink
+	var written func(func()) bool
+	if o.eventLog != "" {
+		if p.events, err = p.openEventLog(log.With(logger, "component", "eventlog")); err != nil {
+			return p, err
+		}
+		sink, written = p.events, p.events.WhileWritten
+		p.reg.MustRegister(p.events.Collectors()...)
+	}
 	polls := poller.New(poller.Options{
 		Logger:         log.With(logger, "component", "poller"),
 		Concurrency:    o.concurrency,
@@ -56,6 +68,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		LateWindow:     o.lateWindow,
 		LookBack:       o.lookBack,
 		LookBackCalls:  o.lookBackCalls,
+		Events:         sink,
 	})
 	exporter, err := collector.New(polls, collector.Options{
 		Logger:  log.With(logger, "component", "collector"),
@@ -69,7 +82,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	var afterProbe func(cluster, target string)
 	var state *stateStore
 	if o.stateFile != "" {
-		state = newStateStore(o.stateFile, polls, log.With(logger, "component", "state"))
+		state = newStateStore(o.stateFile, polls, log.With(logger, "component", "state"), written)
 		afterMetrics, afterProbe = state.afterMetrics, state.afterProbe
 		p.reg.MustRegister(state.collectors()...)
 	}
@@ -120,6 +133,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		Gather: func(ctx context.Context) prometheus.Gatherer { return web.InOrder{p.reg, nodes(ctx), apiReg} },
 		Probe:  web.ProbeHandler(exporter, afterProbe, o.timeoutOffset, logger),
 		Status: statuspage.Handler(polls, p.reloader, o.telemetryPath, o.probeOnly, logger),
+		Events: eventsapi.Handler(polls, p.downNodeName),
 		SD:     discovery.Handler(p.reloader),
 		Config: p.reloader,
 		Logger: logger,
@@ -146,11 +160,17 @@ func (p *program) started() {
 		"clusters", len(cfg.Clusters), "nodes", cfg.NodeCount())
 }
 
-// close saves the state one last time and stops the demo cluster; call it
+// close saves the state one last time (once the event log has every
+// counted event), closes the event log and stops the demo cluster; call it
 // after the HTTP server stopped.
 func (p *program) close() {
 	if p.state != nil {
 		p.state.close()
+	}
+	if p.events != nil {
+		if err := p.events.Close(); err != nil {
+			level.Error(p.logger).Log("msg", "closing the event log", "err", err)
+		}
 	}
 	if p.demo != nil {
 		p.demo.Close()

@@ -41,6 +41,7 @@ type Options struct {
 	Gather func(context.Context) prometheus.Gatherer
 	Probe  http.Handler // /probe
 	Status http.Handler // /status
+	Events http.Handler // /events
 	SD     http.Handler // /sd
 	Config Configs
 	Logger log.Logger
@@ -53,6 +54,7 @@ func NewHandler(o Options) (http.Handler, error) {
 	mux.Handle("/probe", fastGzip(o.Probe))
 	mux.Handle("/sd", o.SD)
 	mux.Handle("/status", o.Status)
+	mux.Handle("/events", o.Events)
 	opts := expositionOpts(logger)
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := scrapeContext(req, o.TimeoutOffset)
@@ -101,7 +103,8 @@ func NewHandler(o Options) (http.Handler, error) {
 		Version: version.Info() + " " + version.BuildContext(),
 		Links: []toolkitweb.LandingLinks{
 			{Address: metricsPath, Text: "Metrics"},
-			{Address: "/status", Text: "Status", Description: "each node: up or down, its last polls, counted and reported events"},
+			{Address: "/status", Text: "Status", Description: "each node: up or down, its last polls, counted and reported events, its latest events"},
+			{Address: "/events", Text: "Events", Description: "the latest counted events of each node, as JSON: /events?cluster=&node=&since="},
 			{Address: "/-/healthy", Text: "Health", Description: "200 while the exporter runs"},
 			{Address: "/-/ready", Text: "Readiness", Description: "200 once a configuration is loaded"},
 			{Address: "/config", Text: "Configuration", Description: "the configuration in force, secrets hidden; POST /-/reload or SIGHUP reloads it"},
