@@ -31,7 +31,7 @@ type program struct {
 	reloader *reloader
 	state    *stateStore   // nil without --events.state-file
 	events   *eventlog.Log // nil without --events.log
-	demo     *demo.Demo  // nil without --demo
+	demo     *demo.Demo    // nil without --demo
 	handler  http.Handler
 	// nodes gathers the nodes' metrics within a scrape's deadline (nothing
 	// with --scrape.probe-only).
