@@ -13,7 +13,6 @@ package eventlog
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"time"
 	"unicode/utf8"
@@ -89,30 +88,7 @@ func LineOf(n poller.NodeRef, c tracker.Counted, names DownNodeNamer) Line {
 // change; the type, date, duration and comment; its place among identical
 // events at its millisecond), 128 bits in hex.
 func ID(n poller.NodeRef, c tracker.Counted) string {
-	h := sha256.New()
-	var b [8]byte
-	field := func(s string) {
-		binary.LittleEndian.PutUint64(b[:], uint64(len(s)))
-		h.Write(b[:])
-		h.Write([]byte(s))
-	}
-	number := func(v int64) {
-		binary.LittleEndian.PutUint64(b[:], uint64(v))
-		h.Write(b[:])
-	}
-	field(n.Cluster)
-	field(n.Target)
-	field(c.Type)
-	number(c.Date)
-	if c.HasDuration {
-		number(1)
-		number(c.Duration)
-	} else {
-		number(0)
-	}
-	field(c.Comment)
-	number(int64(c.Nth))
-	sum := h.Sum(nil)
+	sum := sha256.Sum256(idInput(nil, n, c))
 	return hex.EncodeToString(sum[:16])
 }
 

@@ -2,7 +2,6 @@ package eventlog
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +40,9 @@ type Options struct {
 // skipped and memory stays bounded.
 const MaxPending = 100_000
 
+// keptBuffer bounds the buffer of lines kept between writes.
+const keptBuffer = 1 << 20
+
 // chunkSize bounds one write: whole lines up to this many bytes (or one
 // line, if longer), so that no write can exceed the rotation size.
 const chunkSize = 64 << 10
@@ -56,8 +58,11 @@ type Log struct {
 	mu      sync.Mutex
 	out     io.Writer
 	closer  io.Closer // nil for the standard output
-	pending []byte    // whole lines not written yet, oldest first
-	lines   int       // lines in pending
+	// buf[off:] holds the whole lines not written yet, oldest first; lines
+	// counts them.
+	buf   []byte
+	off   int
+	lines int
 	// partial is set when a failed write left part of a line in the file:
 	// the next write ends it first, so that the line after it is whole.
 	partial bool
@@ -65,8 +70,7 @@ type Log struct {
 	// unsynced is set when lines were written since the file was last
 	// synced (WhileWritten syncs it before the state file is saved).
 	unsynced bool
-	enc      *json.Encoder
-	buf      bytes.Buffer
+	scratch  []byte // appendLine's
 
 	written, failures atomic.Uint64 // lines written; failed writes
 	waiting           atomic.Int64  // lines pending
@@ -101,10 +105,7 @@ func newLog(path string, out io.Writer, closer io.Closer, o Options) *Log {
 	if o.Logger == nil {
 		o.Logger = log.NewNopLogger()
 	}
-	l := &Log{path: path, logger: o.Logger, names: o.Names, out: out, closer: closer}
-	l.enc = json.NewEncoder(&l.buf)
-	l.enc.SetEscapeHTML(false)
-	return l
+	return &Log{path: path, logger: o.Logger, names: o.Names, out: out, closer: closer}
 }
 
 // errFull is Counted's error when the pending lines are at their bound.
@@ -122,12 +123,9 @@ func (l *Log) Counted(n poller.NodeRef, evs []tracker.Counted) error {
 		}
 	}
 	for _, c := range evs {
-		// Encode never fails on a Line (strings and numbers only).
-		_ = l.enc.Encode(LineOf(n, c, l.names))
+		l.buf, l.scratch = appendLine(l.buf, l.scratch, n, c, l.names)
 	}
-	l.pending = append(l.pending, l.buf.Bytes()...)
 	l.lines += len(evs)
-	l.buf.Reset()
 	l.flush()
 	return nil
 }
@@ -136,7 +134,7 @@ func (l *Log) Counted(n poller.NodeRef, evs []tracker.Counted) error {
 // l.mu must be held.
 func (l *Log) flush() bool {
 	defer func() { l.waiting.Store(int64(l.lines)) }()
-	for len(l.pending) > 0 {
+	for l.off < len(l.buf) {
 		if l.partial {
 			if _, err := l.out.Write([]byte{'\n'}); err != nil {
 				l.failed(err)
@@ -144,12 +142,13 @@ func (l *Log) flush() bool {
 			}
 			l.partial = false
 		}
-		chunk := l.pending[:lineChunk(l.pending)]
+		pending := l.buf[l.off:]
+		chunk := pending[:lineChunk(pending)]
 		n, err := l.out.Write(chunk)
 		// The whole lines written leave pending, however the write ended.
 		done := bytes.LastIndexByte(chunk[:n], '\n') + 1
 		lines := bytes.Count(chunk[:done], []byte{'\n'})
-		l.pending = l.pending[done:]
+		l.off += done
 		l.lines -= lines
 		l.written.Add(uint64(lines))
 		if done > 0 {
@@ -164,8 +163,10 @@ func (l *Log) flush() bool {
 			return false
 		}
 	}
-	if len(l.pending) == 0 {
-		l.pending = nil // no large buffer kept after a backlog
+	// All written: the buffer is reused, unless a backlog made it large.
+	l.buf, l.off = l.buf[:0], 0
+	if cap(l.buf) > keptBuffer {
+		l.buf = nil
 	}
 	if l.failing {
 		l.failing = false
