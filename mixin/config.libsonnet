@@ -49,6 +49,11 @@
     // Where each alert's runbook_url points (anchor: the alert name, lower case).
     runbookURL: 'https://github.com/indexima-exporter/indexima_exporter/blob/main/docs/runbook.md',
 
+    // The stream of the event log's lines in Loki (the label the shipped
+    // Alloy and Vector configurations of deploy/logging/ give them), for
+    // the events dashboard.
+    eventLogSelector: 'job="indexima-events"',
+
     // Dashboards.
     dashboardTitlePrefix: 'Indexima / ',
     dashboardTags: ['indexima'],
