@@ -55,9 +55,9 @@ type Log struct {
 	logger log.Logger
 	names  DownNodeNamer
 
-	mu      sync.Mutex
-	out     io.Writer
-	closer  io.Closer // nil for the standard output
+	mu     sync.Mutex
+	out    io.Writer
+	closer io.Closer // nil for the standard output
 	// buf[off:] holds the whole lines not written yet, oldest first; lines
 	// counts them.
 	buf   []byte
