@@ -19,7 +19,7 @@ func (p *program) openEventLog(logger log.Logger) (*eventlog.Log, error) {
 		signal.Ignore(syscall.SIGPIPE)
 	}
 	return eventlog.Open(eventlog.Options{Path: o.eventLog, MaxSize: int64(o.eventLogSize), MaxBackups: o.eventLogKeep,
-		Names: p.downNodeName, Logger: logger})
+		Names: p.downNodeName, Logger: logger, Stdout: p.stdout})
 }
 
 // downNodeName names the node a NODE_DOWN event reports, from the cluster

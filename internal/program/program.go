@@ -2,6 +2,7 @@ package program
 
 import (
 	"context"
+	"io"
 	"net/http"
 
 	"github.com/go-kit/log"
@@ -27,6 +28,7 @@ import (
 type program struct {
 	o        *options
 	logger   log.Logger
+	stdout   io.Writer // the standard output: --events.log=- writes there
 	reg      *prometheus.Registry
 	reloader *reloader
 	state    *stateStore   // nil without --events.state-file
@@ -40,8 +42,8 @@ type program struct {
 
 // newProgram builds everything and loads the configuration; an error is a
 // start the user must fix (one line).
-func newProgram(o *options, logger log.Logger) (p *program, err error) {
-	p = &program{o: o, logger: logger, reg: prometheus.NewRegistry()}
+func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, err error) {
+	p = &program{o: o, logger: logger, reg: prometheus.NewRegistry(), stdout: stdout}
 	defer func() {
 		if err != nil {
 			p.close()
