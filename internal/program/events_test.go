@@ -141,4 +141,7 @@ func TestEventLogThatCannotBeWritten(t *testing.T) {
 	if !strings.Contains(r.stderr.String(), "the event log is written again") {
 		t.Errorf("the recovery is not logged")
 	}
+	if _, body := r.get("/"); !strings.Contains(body, `href="/events"`) {
+		t.Error("the landing page does not link /events")
+	}
 }
