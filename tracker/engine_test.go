@@ -731,9 +731,18 @@ func checkHandedOut(t testing.TB, sc scenario, old, next *State, evs []Counted, 
 	for typ, n := range old.Events {
 		moved[typ] -= int64(n)
 	}
+	// The identical events of the log, counted only at the dates handed
+	// out (a fingerprint for each event of the log at every poll would
+	// slow the schedules down).
+	dates := map[int64]bool{}
+	for _, e := range evs {
+		dates[e.Date] = true
+	}
 	identical := map[kEntry]int{}
 	for _, e := range truth {
-		identical[kEntry{e.Date, fingerprint(toEvent(e, true))}]++
+		if dates[e.Date] {
+			identical[kEntry{e.Date, fingerprint(toEvent(e, true))}]++
+		}
 	}
 	for _, e := range evs {
 		moved[e.Type]--
