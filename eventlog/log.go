@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -57,7 +58,8 @@ type Log struct {
 
 	mu     sync.Mutex
 	out    io.Writer
-	closer io.Closer // nil for the standard output
+	closer io.Closer          // nil for the standard output
+	file   *lumberjack.Logger // nil for the standard output
 	// buf[off:] holds the whole lines not written yet, oldest first; lines
 	// counts them.
 	buf   []byte
@@ -98,7 +100,9 @@ func Open(o Options) (*Log, error) {
 	f.Close()
 	const mib = 1 << 20
 	lj := &lumberjack.Logger{Filename: o.Path, MaxSize: int((o.MaxSize + mib - 1) / mib), MaxBackups: o.MaxBackups}
-	return newLog(filepath.Clean(o.Path), lj, lj, o), nil
+	l := newLog(filepath.Clean(o.Path), lj, lj, o)
+	l.file = lj
+	return l, nil
 }
 
 func newLog(path string, out io.Writer, closer io.Closer, o Options) *Log {
@@ -216,7 +220,15 @@ func (l *Log) WhileWritten(save func()) bool {
 	if l.unsynced && l.path != "" {
 		// Written is not yet on disk: a state file synced before the log
 		// would, after a power loss, hold events the log lost.
-		if err := syncFile(l.path); err != nil {
+		err := syncFile(l.path)
+		if errors.Is(err, fs.ErrNotExist) && l.file != nil {
+			// Removed by hand: the lines went to the removed file, and the
+			// next would too. A new file is started, or no sync would ever
+			// succeed again and the state file would never be saved.
+			level.Warn(l.logger).Log("msg", "the event log file was removed; a new one is started", "file", l.name())
+			err = l.file.Rotate()
+		}
+		if err != nil {
 			l.failed(err)
 			return false
 		}

@@ -249,3 +249,36 @@ func TestOpenRefusesAnUnwritablePath(t *testing.T) {
 		t.Errorf("Open(%s): %v", path, err)
 	}
 }
+
+// A log file removed by hand does not stop the state file's saves: the next
+// save starts a new file, and the lines after it go there.
+func TestRemovedFileIsStartedAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.log")
+	l, err := Open(Options{Path: path, MaxSize: 1 << 20, MaxBackups: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Counted(ref, events(2, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	saved := false
+	if !l.WhileWritten(func() { saved = true }) || !saved {
+		t.Fatal("the state file is not saved after the log file was removed")
+	}
+	evs := events(3, 100)
+	if err := l.Counted(ref, evs); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no new log file: %v", err)
+	}
+	ids, bad := readLines(t, b)
+	if len(ids) != 3 || ids[0] != ID(ref, evs[0]) || len(bad) != 0 {
+		t.Errorf("the new file holds %q", b)
+	}
+}
