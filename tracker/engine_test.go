@@ -254,7 +254,7 @@ func (sc scenario) run(t testing.TB) outcome {
 	// look-back read a few events a call: enough calls to cover the window
 	// (with fewer, the window starts where the look-back stopped, and an
 	// event running across that point is not the engine's to find).
-	opts := Options{Now: clock.Now, Window: 20 * time.Minute, LookBackCalls: 400}
+	opts := Options{Now: clock.Now, Window: 20 * time.Minute, LookBackCalls: 400, HandOut: HandOutAll}
 	if *debugSeed != 0 {
 		opts.Logger = log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
 	}

@@ -16,12 +16,33 @@ type Counted struct {
 	Nth int
 }
 
-// handOut records a counted event in the working state; Poll moves the
-// record into its Report. It lives on the state, not on the poll, so that a
-// state thrown away (a poll started again from a clean copy) takes its
-// events with it.
-func (st *State) handOut(e event.Event, nth int) {
+// handOut records a counted event in the working state, keeping the
+// latest keep of them (every one when keep is negative, Options.HandOut);
+// Poll moves the record into its Report. It lives on the state, not on the
+// poll, so that a state thrown away (a poll started again from a clean copy)
+// takes its events with it. A bounded record stays bounded through a
+// backlog of any size: reading one must not hold it in memory.
+func (st *State) handOut(e event.Event, nth, keep int) {
+	if keep == 0 {
+		return
+	}
+	if keep > 0 && len(st.counted) >= 2*keep {
+		n := copy(st.counted, st.counted[len(st.counted)-keep+1:])
+		clear(st.counted[n:])
+		st.counted = st.counted[:n]
+	}
 	st.counted = append(st.counted, Counted{Event: e, Nth: nth})
+}
+
+// takeCounted returns the events counted into the state (the latest keep
+// of them) and forgets them, so that a committed state holds none.
+func (st *State) takeCounted(keep int) []Counted {
+	c := st.counted
+	if keep >= 0 && len(c) > keep {
+		c = c[len(c)-keep:]
+	}
+	st.counted, st.outside = nil, nil
+	return c
 }
 
 // nthOutsideWindow is the place among identical events of one counted
@@ -39,10 +60,3 @@ func (st *State) nthOutsideWindow(e event.Event) int {
 	return st.outside[k]
 }
 
-// takeCounted returns the events counted into the state and forgets them,
-// so that a committed state holds none.
-func (st *State) takeCounted() []Counted {
-	c := st.counted
-	st.counted, st.outside = nil, nil
-	return c
-}

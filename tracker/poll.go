@@ -26,7 +26,7 @@ type Report struct {
 	Deferred bool
 	// Events are the events the poll counted, each once, in the order
 	// they were read: those of the state Poll returns (none when it
-	// returns none).
+	// returns none), the latest Options.HandOut of them.
 	Events []Counted
 }
 
@@ -57,12 +57,12 @@ func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Repo
 	if err != nil {
 		var pe *PartialError
 		if errors.As(err, &pe) {
-			p.rep.Events = st.takeCounted()
+			p.rep.Events = st.takeCounted(p.o.HandOut)
 			return st, p.rep, err
 		}
 		return nil, p.rep, err
 	}
-	p.rep.Events = st.takeCounted()
+	p.rep.Events = st.takeCounted(p.o.HandOut)
 	return st, p.rep, nil
 }
 

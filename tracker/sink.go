@@ -158,7 +158,7 @@ func (s *sink) Event(e event.Event) error {
 	st.applyState(e, lim, isNew)
 	if isNew {
 		st.countEvent(e, lim)
-		st.handOut(e, nth)
+		st.handOut(e, nth, s.p.o.HandOut)
 		s.fresh++
 		s.noteFresh(e)
 		s.noteNewest(e.Date)
