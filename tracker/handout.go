@@ -59,4 +59,3 @@ func (st *State) nthOutsideWindow(e event.Event) int {
 	st.outside[k]++
 	return st.outside[k]
 }
-
