@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,9 +79,12 @@ func TestHarnessCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	var progress strings.Builder
+	// The same binary twice, the second with the event log (CompareArgs).
+	eventLog := filepath.Join(t.TempDir(), "events.log")
 	rows, err := harness.Compare(harness.Options{
-		Nodes: []int{3}, NodeScrapes: 12, MinScrapes: 4, ExporterBin: bin,
-		Args: []string{"--no-collector.tables"}, Log: &progress, Timeout: 3 * time.Minute,
+		Nodes: []int{3}, NodeScrapes: 12, MinScrapes: 4, ExporterBin: bin, Rate: 1,
+		Args: []string{"--no-collector.tables"}, CompareArgs: []string{"--events.log=" + eventLog},
+		Log: &progress, Timeout: 3 * time.Minute,
 	}, bin)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
@@ -98,5 +104,8 @@ func TestHarnessCompare(t *testing.T) {
 	// TestGCAndAllocsReadsTheGoCollector's).
 	if r.AllocA <= 0 || r.AllocB <= 0 {
 		t.Errorf("allocations per scrape not read: %+v", r)
+	}
+	if b, err := os.ReadFile(eventLog); err != nil || bytes.Count(b, []byte("\n")) == 0 {
+		t.Errorf("the second exporter was not given its flag: its event log holds %d bytes (%v)", len(b), err)
 	}
 }

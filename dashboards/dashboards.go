@@ -94,10 +94,26 @@ func (d Dashboard) Variables() []map[string]any {
 	return out
 }
 
+// Source is the kind of data source d queries, the query of its
+// "datasource" variable: prometheus, or loki for the dashboard of the event
+// log's lines.
+func (d Dashboard) Source() string {
+	for _, v := range d.Variables() {
+		if v["name"] == "datasource" && v["type"] == "datasource" {
+			s, _ := v["query"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
 // Queries returns every PromQL expression of d: panel targets' expr and the
 // metric selectors of query variables (label_values(SELECTOR, label) and
-// query_result(EXPR)).
+// query_result(EXPR)); none for a dashboard of Loki (LogQueries).
 func (d Dashboard) Queries() []Query {
+	if d.Source() != "prometheus" {
+		return nil
+	}
 	var out []Query
 	for _, p := range d.Panels() {
 		targets, _ := p["targets"].([]any)
@@ -130,6 +146,13 @@ func (d Dashboard) Queries() []Query {
 // the time series panels: a query has data only around an event, so unlike
 // Queries they return nothing on a quiet cluster.
 func (d Dashboard) Annotations() []Query {
+	if d.Source() != "prometheus" {
+		return nil
+	}
+	return d.annotations()
+}
+
+func (d Dashboard) annotations() []Query {
 	a, _ := d.Model["annotations"].(map[string]any)
 	list, _ := a["list"].([]any)
 	var out []Query
@@ -142,6 +165,25 @@ func (d Dashboard) Annotations() []Query {
 		out = append(out, Query{Dashboard: d.File, Where: fmt.Sprintf("annotation %q", am["name"]), Expr: expr})
 	}
 	return out
+}
+
+// LogQueries returns the LogQL expressions of a dashboard of Loki: panel
+// targets and annotations (none for a dashboard of Prometheus).
+func (d Dashboard) LogQueries() []Query {
+	if d.Source() != "loki" {
+		return nil
+	}
+	var out []Query
+	for _, p := range d.Panels() {
+		targets, _ := p["targets"].([]any)
+		for _, t := range targets {
+			tm, _ := t.(map[string]any)
+			if expr, _ := tm["expr"].(string); strings.TrimSpace(expr) != "" {
+				out = append(out, Query{Dashboard: d.File, Where: fmt.Sprintf("panel %v %q target %v", p["id"], p["title"], tm["refId"]), Expr: expr})
+			}
+		}
+	}
+	return append(out, d.annotations()...)
 }
 
 // VariableQuery returns the query text of a query variable, whichever form

@@ -81,10 +81,17 @@ func TestDashboardStructure(t *testing.T) {
 			name, _ := v["name"].(string)
 			vars[name] = v
 		}
-		if v := vars["datasource"]; v == nil || v["type"] != "datasource" || v["query"] != "prometheus" {
-			t.Errorf("%s: want a template variable \"datasource\" of type datasource for prometheus, got %v", d.File, v)
+		source := d.Source()
+		if v := vars["datasource"]; v == nil || v["type"] != "datasource" || source != "prometheus" && source != "loki" {
+			t.Errorf("%s: want a template variable \"datasource\" of type datasource for prometheus or loki, got %v", d.File, v)
 		}
-		for _, name := range []string{"job", "instance", "cluster", "node"} {
+		// The exporter's series carry job and instance; the event log's
+		// lines (Loki) the labels its shipped pipelines give them.
+		want := []string{"job", "instance", "cluster", "node"}
+		if source == "loki" {
+			want = []string{"cluster", "node", "type"}
+		}
+		for _, name := range want {
 			v := vars[name]
 			if v == nil {
 				t.Errorf("%s: template variable %q missing", d.File, name)
@@ -126,8 +133,8 @@ func TestDashboardStructure(t *testing.T) {
 			if len(targets) == 0 {
 				t.Errorf("%s: panel %q has no query", d.File, title)
 			}
-			if ds, _ := p["datasource"].(map[string]any); ds["uid"] != "${datasource}" || ds["type"] != "prometheus" {
-				t.Errorf("%s: panel %q: datasource %v, want {type: prometheus, uid: ${datasource}}", d.File, title, p["datasource"])
+			if ds, _ := p["datasource"].(map[string]any); ds["uid"] != "${datasource}" || ds["type"] != source {
+				t.Errorf("%s: panel %q: datasource %v, want {type: %s, uid: ${datasource}}", d.File, title, p["datasource"], source)
 			}
 		}
 		checkNoHardcodedDatasource(t, d.File, "", m)

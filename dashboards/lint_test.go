@@ -105,6 +105,47 @@ func TestGrafanaDashboardLinter(t *testing.T) {
 	if err == nil || !strings.Contains(out, "should use $__rate_interval") || !strings.Contains(out, "job selector not found") {
 		t.Errorf("dashboard-linter lint --strict on a broken dashboard: %v, want the two findings:\n%s", err, out)
 	}
+
+	// It parses the LogQL of the events dashboard too: a copy whose first
+	// metric query lost a parenthesis, and whose second has a fixed range,
+	// fails.
+	var events Dashboard
+	for _, x := range loadAll(t) {
+		if x.File == "indexima-events.json" {
+			events = x
+		}
+	}
+	metric := 0
+	for _, p := range events.Panels() {
+		targets, _ := p["targets"].([]any)
+		for _, tg := range targets {
+			tm, _ := tg.(map[string]any)
+			expr, _ := tm["expr"].(string)
+			if !strings.Contains(expr, "[$__auto])") {
+				continue
+			}
+			switch metric++; metric {
+			case 1:
+				tm["expr"] = strings.Replace(expr, "count_over_time(", "count_over_time((", 1)
+			case 2:
+				tm["expr"] = strings.Replace(expr, "[$__auto])", "[5m])", 1)
+			}
+		}
+	}
+	if metric < 2 {
+		t.Fatal("no LogQL metric query to break in the events dashboard")
+	}
+	if b, err = json.Marshal(events.Model); err != nil {
+		t.Fatal(err)
+	}
+	bad = filepath.Join(t.TempDir(), "broken-events.json")
+	if err := os.WriteFile(bad, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = lint(t, bin, bad)
+	if err == nil || !strings.Contains(out, "Invalid LogQL query") || !strings.Contains(out, "should use $__auto") {
+		t.Errorf("dashboard-linter lint --strict on a broken events dashboard: %v, want a LogQL parse error and a fixed range:\n%s", err, out)
+	}
 }
 
 // TestLinterExclusionsJustified: the linter reads exclusions and downgrades

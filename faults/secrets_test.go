@@ -62,7 +62,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	pages = append(pages, body)
 	r.sim.ClearFaults()
 	r.settle()
-	for _, path := range []string{"/", "/metrics", "/config", "/-/healthy", "/-/ready", "/status", "/sd"} {
+	for _, path := range []string{"/", "/metrics", "/config", "/-/healthy", "/-/ready", "/status", "/events", "/sd"} {
 		code, body, err := r.exp.get(path, "", "")
 		if err != nil || code != 200 {
 			t.Errorf("GET %s: %d %v", path, code, err)

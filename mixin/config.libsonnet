@@ -57,6 +57,11 @@
     // 'http://indexima-exporter.monitoring.svc:9897/status'.
     statusURL: '',
 
+    // The stream of the event log's lines in Loki (the label the shipped
+    // Alloy and Vector configurations of deploy/logging/ give them), for
+    // the events dashboard.
+    eventLogSelector: 'job="indexima-events"',
+
     // Dashboards.
     dashboardTitlePrefix: 'Indexima / ',
     dashboardTags: ['indexima'],

@@ -175,6 +175,7 @@ local mixin = (import 'mixin.libsonnet') + {
     memoryLowWindow: '30m',
     clusterStoppedFor: '1h',
     statusURL: 'http://exporter.example:9897/status',
+    eventLogSelector: 'job="indexima-events", env="prod"',
   },
 };
 {
@@ -235,12 +236,25 @@ local mixin = (import 'mixin.libsonnet') + {
 		}
 	}
 
-	if len(r.Dashboards) != 2 {
-		t.Errorf("dashboards %d, want 2", len(r.Dashboards))
+	if len(r.Dashboards) != 3 {
+		t.Errorf("dashboards %d, want 3", len(r.Dashboards))
 	}
 	for name, raw := range r.Dashboards {
 		var exprs []string
 		collectExprs(raw, &exprs)
+		if name == "indexima-events.json" {
+			// LogQL of the event log's lines: each selects the configured
+			// stream.
+			if len(exprs) < 5 {
+				t.Errorf("%s: %d queries found", name, len(exprs))
+			}
+			for _, e := range exprs {
+				if !strings.Contains(e, `{job="indexima-events", env="prod"`) {
+					t.Errorf("%s: %q lacks the configured stream selector", name, e)
+				}
+			}
+			continue
+		}
 		if len(exprs) < 10 {
 			t.Errorf("%s: %d queries found", name, len(exprs))
 		}

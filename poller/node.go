@@ -33,8 +33,10 @@ type NodeRuntime struct {
 	misses   int
 	failures map[string]uint64
 	partials int
-	// recent holds the node's latest polls, for the status page.
+	// recent holds the node's latest polls, for the status page; events
+	// its latest counted events, for the status page and /events.
 	recent pollRing
+	events eventRing
 	// logger is the node's logger (its labels bound), made for loggerOf.
 	logger   log.Logger
 	loggerOf string
@@ -116,6 +118,7 @@ func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 	c := &pollCall{done: make(chan struct{})}
 	n.inflight = c
 	api, old, info, misses, partials := n.api, n.state, n.info, n.misses, n.partials
+	ref := NodeRef{Cluster: n.cluster, Name: n.name, Target: n.target.String()}
 	logger := n.nodeLogger()
 	n.mu.Unlock()
 
@@ -128,7 +131,7 @@ func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 	case <-pctx.Done():
 		res := Result{Err: pctx.Err(), ConsoleAnswered: true, Reason: ReasonDeadline}
 		dur := time.Since(start)
-		n.finish(c, nil, info, res, dur, pollRecord(start, dur, tracker.Report{}, false, false, res))
+		n.finish(c, nil, info, nil, res, dur, pollRecord(start, dur, tracker.Report{}, false, false, res))
 		return res
 	}
 	opts := p.engine
@@ -168,24 +171,38 @@ func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 	default:
 		level.Warn(logger).Log("msg", "event poll failed; nothing of it applied, cursor unchanged", "err", err)
 	}
+	if st != nil && len(rep.Events) > 0 {
+		inDateOrder(rep.Events)
+		if sink := p.opts.Events; sink != nil {
+			if serr := sink.Counted(ref, rep.Events); serr != nil {
+				// Not committed: a state the store saves must not hold
+				// events the log never got; the next poll counts them again.
+				st = nil
+				res = Result{Err: &errEventSink{serr}, ConsoleAnswered: true, Reason: ReasonOther}
+				level.Warn(logger).Log("msg", "event poll not applied: the event log cannot take its events; the next poll reads them again", "events", len(rep.Events), "err", serr)
+			}
+		}
+	}
 	if rep.Searched {
 		level.Debug(logger).Log("msg", "looked for events the count says are missing", "deficit", rep.Deficit,
 			"calls", rep.Calls, "counted", rep.Counted, "incomplete", rep.Incomplete)
 	}
 	dur := time.Since(start)
 	<-p.sem
-	n.finish(c, st, newInfo, res, dur, pollRecord(start, dur, rep, !old.Contacted && st != nil, st != nil, res))
+	n.finish(c, st, newInfo, rep.Events, res, dur, pollRecord(start, dur, rep, !old.Contacted && st != nil, st != nil, res))
 	return res
 }
 
-// finish commits a poll's outcome, records it for the status page and
-// wakes the scrapes that share it.
-func (n *NodeRuntime) finish(c *pollCall, st *tracker.State, info Info, res Result, dur time.Duration, rec PollRecord) {
+// finish commits a poll's outcome (its state and the events it counted, when
+// st is set), records it for the status page and wakes the scrapes that
+// share it.
+func (n *NodeRuntime) finish(c *pollCall, st *tracker.State, info Info, evs []tracker.Counted, res Result, dur time.Duration, rec PollRecord) {
 	n.mu.Lock()
 	n.recent.add(rec)
 	if st != nil {
 		n.state = st
 		n.info = info
+		n.events.add(evs)
 	}
 	switch {
 	case res.Err == nil || st != nil:

@@ -40,6 +40,9 @@ type Options struct {
 	LateWindow    time.Duration
 	LookBack      time.Duration
 	LookBackCalls int
+	// Events, when set, is given each poll's counted events before the
+	// poll is committed (the event log).
+	Events EventSink
 }
 
 // DefaultConcurrency is the default bound of the nodes polled at once. A
@@ -111,11 +114,17 @@ func New(opts Options) *Poller {
 	if opts.InfoRefresh <= 0 {
 		opts.InfoRefresh = 10 * time.Minute
 	}
+	// The engine hands out every counted event for the event log, else
+	// only what the recent events of the status page keep.
+	handOut := RecentEvents
+	if opts.Events != nil {
+		handOut = tracker.HandOutAll
+	}
 	return &Poller{
 		opts:   opts,
 		logger: opts.Logger,
 		engine: tracker.Options{Window: opts.LateWindow, LookBack: opts.LookBack, LookBackCalls: opts.LookBackCalls,
-			Limits: tracker.Limits{MaxLabelValues: opts.MaxLabelValues, MaxEventTypes: opts.MaxEventTypes}},
+			Limits: tracker.Limits{MaxLabelValues: opts.MaxLabelValues, MaxEventTypes: opts.MaxEventTypes}, HandOut: handOut},
 		sem: make(chan struct{}, opts.Concurrency),
 		set: &Set{},
 	}

@@ -103,6 +103,9 @@ type NodeStatus struct {
 	// ClusterState is the node's cluster state (starting, ready,
 	// initializing, stopped, unknown).
 	ClusterState string
+	// Events are the node's latest counted events (at most RecentEvents),
+	// the latest dated first; kept in memory since the exporter started.
+	Events []tracker.Counted
 }
 
 // Last is the latest poll; ok is false before the first.
@@ -141,7 +144,7 @@ func (p *Poller) Status() []ClusterStatus {
 func (n *NodeRuntime) status() NodeStatus {
 	n.mu.Lock()
 	s := NodeStatus{Cluster: n.cluster, Name: n.name, Target: n.target.String(),
-		Polls: n.recent.newestFirst(), Failures: cloneFailures(n.failures)}
+		Polls: n.recent.newestFirst(), Failures: cloneFailures(n.failures), Events: n.events.newestFirst()}
 	st := n.state // committed states are never modified: read it unlocked
 	n.mu.Unlock()
 	if st == nil || !st.Contacted {

@@ -254,7 +254,7 @@ func (sc scenario) run(t testing.TB) outcome {
 	// look-back read a few events a call: enough calls to cover the window
 	// (with fewer, the window starts where the look-back stopped, and an
 	// event running across that point is not the engine's to find).
-	opts := Options{Now: clock.Now, Window: 20 * time.Minute, LookBackCalls: 400}
+	opts := Options{Now: clock.Now, Window: 20 * time.Minute, LookBackCalls: 400, HandOut: HandOutAll}
 	if *debugSeed != 0 {
 		opts.Logger = log.NewLogfmtLogger(log.NewSyncWriter(os.Stderr))
 	}
@@ -315,6 +315,9 @@ func (sc scenario) run(t testing.TB) outcome {
 			}
 		}
 	}
+	// handed holds every event the polls handed out (Report.Events), by
+	// date, fingerprint and place: none twice.
+	handed := map[handedKey]bool{}
 	incomplete := false // the latest poll's search ran out of budget
 	// high is the latest the node's clock showed at a poll. While a node's
 	// clock is behind it (stepped back), the console no longer shows some
@@ -447,9 +450,13 @@ func (sc scenario) run(t testing.TB) outcome {
 			t.Fatalf("%v: a poll made %d calls, more than %d", sc, rep.Calls, bound)
 		}
 		if next == nil {
+			if len(rep.Events) > 0 {
+				t.Fatalf("%v: a poll that applied nothing handed out %d events", sc, len(rep.Events))
+			}
 			out.failed++
 			return false
 		}
+		checkHandedOut(t, sc, st, next, rep.Events, handed, sim.Truth(node))
 		if !st.Contacted {
 			base = nodeNow()
 			for _, e := range sim.Truth(node) {
@@ -703,4 +710,54 @@ var featureCases = map[string]func(*scenario){
 		s.rd.CountRunning = true
 		s.switches = []readingSwitch{{15, "count-running", func(rd *simulator.Readings) { rd.CountRunning = false }}}
 	},
+}
+
+// handedKey names an event handed out: what tells it in the node's log.
+type handedKey struct {
+	k   kEntry
+	nth int
+}
+
+// checkHandedOut checks the events a poll handed out against what it
+// counted and against the truth: as many of each type as the counters
+// moved, none handed out before (by event and place), each one of the
+// node's events (its place no higher than the identical events logged).
+func checkHandedOut(t testing.TB, sc scenario, old, next *State, evs []Counted, handed map[handedKey]bool, truth []simulator.Event) {
+	t.Helper()
+	moved := map[string]int64{}
+	for typ, n := range next.Events {
+		moved[typ] += int64(n)
+	}
+	for typ, n := range old.Events {
+		moved[typ] -= int64(n)
+	}
+	// The identical events of the log, counted only at the dates handed
+	// out (a fingerprint for each event of the log at every poll would
+	// slow the schedules down).
+	dates := map[int64]bool{}
+	for _, e := range evs {
+		dates[e.Date] = true
+	}
+	identical := map[kEntry]int{}
+	for _, e := range truth {
+		if dates[e.Date] {
+			identical[kEntry{e.Date, fingerprint(toEvent(e, true))}]++
+		}
+	}
+	for _, e := range evs {
+		moved[e.Type]--
+		k := handedKey{kEntry{e.Date, fingerprint(e.Event)}, e.Nth}
+		if handed[k] {
+			t.Fatalf("%v: %s at %d (%q, place %d) handed out twice", sc, e.Type, e.Date, e.Comment, e.Nth)
+		}
+		handed[k] = true
+		if e.Nth < 1 || e.Nth > identical[k.k] {
+			t.Fatalf("%v: %s at %d (%q) handed out at place %d; the log holds %d such events", sc, e.Type, e.Date, e.Comment, e.Nth, identical[k.k])
+		}
+	}
+	for typ, n := range moved {
+		if n != 0 {
+			t.Fatalf("%v: %s: the counter moved by %d more than the events handed out", sc, typ, n)
+		}
+	}
 }

@@ -252,8 +252,11 @@ type occurrence struct {
 const occReset = 4096
 
 // observe records one occurrence of e in the response and reports whether it
-// is new. A new occurrence is staged in r.added.
-func (k *known) observe(r *response, e kEntry) bool {
+// is new: 0 when it is not, otherwise its place among the identical events
+// at its millisecond (1 for the first; the response's occurrences before it
+// are those the set already held, or new ones of this response). A new
+// occurrence is staged in r.added.
+func (k *known) observe(r *response, e kEntry) int {
 	if r.occ == nil {
 		r.occ = map[kEntry]occurrence{}
 	}
@@ -272,12 +275,13 @@ func (k *known) observe(r *response, e kEntry) bool {
 	}
 	o := r.occ[e]
 	o.seen++
-	isNew := int(o.seen) > k.count(e)-int(o.merged)
-	if isNew {
+	nth := 0
+	if int(o.seen) > k.count(e)-int(o.merged) {
 		r.added = append(r.added, e)
+		nth = int(o.seen)
 	}
 	r.occ[e] = o
-	return isNew
+	return nth
 }
 
 // flush merges what the response added so far into the set (a very large

@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -13,24 +14,28 @@ func TestKnownMultiset(t *testing.T) {
 	var k known
 	var r response
 	a, b := kEntry{date: 10, fp: 1}, kEntry{date: 10, fp: 2}
+	var places []int // of the new occurrences of the latest response
 	news := func(es ...kEntry) int {
 		n := 0
+		places = nil
 		for _, e := range es {
-			if k.observe(&r, e) {
+			if nth := k.observe(&r, e); nth > 0 {
 				n++
+				places = append(places, nth)
 			}
 		}
 		k.end(&r)
 		return n
 	}
-	if got := news(a, a, b); got != 3 {
-		t.Fatalf("first response: %d new, want 3", got)
+	if got := news(a, a, b); got != 3 || fmt.Sprint(places) != "[1 2 1]" {
+		t.Fatalf("first response: %d new at places %v, want 3 at [1 2 1]", got, places)
 	}
 	if got := news(a, b); got != 0 {
 		t.Fatalf("a response with fewer of them: %d new, want 0", got)
 	}
-	if got := news(a, a, a); got != 1 {
-		t.Fatalf("a third identical event: %d new, want 1", got)
+	// The third identical event is the third, whichever response shows it.
+	if got := news(a, a, a); got != 1 || fmt.Sprint(places) != "[3]" {
+		t.Fatalf("a third identical event: %d new at places %v, want 1 at [3]", got, places)
 	}
 	if got := k.count(a); got != 3 {
 		t.Fatalf("a known %d times, want 3", got)
@@ -40,7 +45,9 @@ func TestKnownMultiset(t *testing.T) {
 		k.observe(&r, kEntry{date: 20, fp: 9})
 		k.flush(&r)
 	}
-	k.observe(&r, kEntry{date: 20, fp: 9})
+	if nth := k.observe(&r, kEntry{date: 20, fp: 9}); nth != 4 {
+		t.Fatalf("the fourth identical event over flushes is new at place %d, want 4", nth)
+	}
 	k.end(&r)
 	if got := k.count(kEntry{date: 20, fp: 9}); got != 4 {
 		t.Fatalf("four identical events over flushes known %d times", got)

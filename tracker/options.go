@@ -25,7 +25,16 @@ type Options struct {
 	// header, where first contact reads back from. Every time the engine
 	// asks the console for comes from the console's own answers.
 	Now func() time.Time
+	// HandOut bounds the counted events a poll hands out in its Report:
+	// the latest HandOut counted (a caller that shows the latest, as the
+	// status page), none when 0, every one when negative (a caller that
+	// writes them all, the event log: it then holds a poll's events until
+	// the poll ends, a backlog's included).
+	HandOut int
 }
+
+// HandOutAll is the HandOut of a caller that takes every counted event.
+const HandOutAll = -1
 
 // Limits bound the label values a node's events may create.
 type Limits struct {

@@ -24,6 +24,10 @@ type Report struct {
 	// Deferred is set when events the count says are missing were left to
 	// the next poll's listing (a listing cut at the console's cap).
 	Deferred bool
+	// Events are the events the poll counted, each once, in the order
+	// they were read: those of the state Poll returns (none when it
+	// returns none), the latest Options.HandOut of them.
+	Events []Counted
 }
 
 // Poll reads what happened on a node since the previous poll and returns
@@ -53,10 +57,12 @@ func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Repo
 	if err != nil {
 		var pe *PartialError
 		if errors.As(err, &pe) {
+			p.rep.Events = st.takeCounted(p.o.HandOut)
 			return st, p.rep, err
 		}
 		return nil, p.rep, err
 	}
+	p.rep.Events = st.takeCounted(p.o.HandOut)
 	return st, p.rep, nil
 }
 

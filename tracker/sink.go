@@ -129,9 +129,11 @@ func (s *sink) Event(e event.Event) error {
 	}
 	waited := st.resolvePending(e) || st.resolveAbandoned(e)
 	var isNew bool
+	var nth int // place among identical events at its millisecond (Counted.Nth)
 	if e.Date >= st.Floor {
 		baseline := !waited && st.unreadBaselineAt(e.Date, s.unreadTaken[e.Date])
-		isNew = st.Known.observe(&s.resp, kEntry{date: e.Date, fp: fingerprint(e)})
+		nth = st.Known.observe(&s.resp, kEntry{date: e.Date, fp: fingerprint(e)})
+		isNew = nth > 0
 		if isNew && baseline {
 			// One of the events first contact could not read: not counted.
 			s.baselineDates = append(s.baselineDates, e.Date)
@@ -151,11 +153,13 @@ func (s *sink) Event(e event.Event) error {
 		isNew = waited
 		if isNew {
 			st.countedOutsideWindow(e.Date)
+			nth = st.nthOutsideWindow(e)
 		}
 	}
 	st.applyState(e, lim, isNew)
 	if isNew {
 		st.countEvent(e, lim)
+		st.handOut(e, nth, s.p.o.HandOut)
 		s.fresh++
 		s.noteFresh(e)
 		s.noteNewest(e.Date)
@@ -182,7 +186,7 @@ func (s *sink) baselineEvent(e event.Event) {
 	if e.Date < st.Floor || st.pendingOf(e) != "" {
 		return
 	}
-	if st.Known.observe(&s.resp, kEntry{date: e.Date, fp: fingerprint(e)}) {
+	if st.Known.observe(&s.resp, kEntry{date: e.Date, fp: fingerprint(e)}) > 0 {
 		s.baselineDates = append(s.baselineDates, e.Date)
 	}
 }

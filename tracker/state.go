@@ -83,6 +83,12 @@ type State struct {
 	Legacy *legacySeen `json:"seen,omitempty"`
 
 	Tally
+
+	// counted holds the events counted into this state by the poll under
+	// way (handout.go), outside the places of those dated before the
+	// floor; never saved, empty in a committed state.
+	counted []Counted
+	outside map[kEntry]int
 }
 
 // Interval is an interval of event dates, inclusive; zero when unset.
@@ -117,6 +123,7 @@ func (st *State) Clone() *State {
 		c.Legacy = &l
 	}
 	c.Tally = st.Tally.clone()
+	c.counted, c.outside = nil, nil
 	return &c
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 )
@@ -62,6 +63,9 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 		defer c.close()
 		oi := o
 		oi.ExporterBin = bin
+		if i == 1 {
+			oi.Args = append(slices.Clone(o.Args), o.CompareArgs...)
+		}
 		e, err := startExporter(oi, c)
 		if err != nil {
 			return row, err

@@ -38,6 +38,7 @@ type Options struct {
 
 	ExporterBin     string   // required
 	Args            []string // more flags for the exporter
+	CompareArgs     []string // more flags for the second exporter of Compare only
 	JSONExporterBin string   // empty: no comparison
 	JSONEvents      int      // events in json_exporter's fixed listing; default 50
 	JSONParallel    int      // probes at once against json_exporter; default 16

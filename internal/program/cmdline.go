@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/alecthomas/units"
 )
 
 // parseArgs parses the command line. done means the program ends now with
@@ -52,6 +53,9 @@ func (o *options) check() error {
 	}
 	if o.concurrency < 1 || o.maxLabelValues < 1 {
 		return fmt.Errorf("--scrape.concurrency and --label.max-values must be at least 1 (got %d and %d)", o.concurrency, o.maxLabelValues)
+	}
+	if o.eventLogSize < units.MiB || o.eventLogKeep < 1 {
+		return fmt.Errorf("--events.log.max-size must be at least 1MiB and --events.log.max-backups at least 1 (got %s and %d)", o.eventLogSize, o.eventLogKeep)
 	}
 	if (o.configCheck || o.configConnect) && o.demo {
 		return errors.New("--config.check and --config.check.connect check a configuration file; --demo needs none")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/alecthomas/units"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
@@ -33,6 +34,9 @@ type options struct {
 	configConnect  bool
 	demo           bool
 	stateFile      string
+	eventLog       string
+	eventLogSize   units.Base2Bytes
+	eventLogKeep   int
 	concurrency    int
 	timeoutOffset  time.Duration
 	probeOnly      bool
@@ -64,6 +68,12 @@ func newCommandLine() (*kingpin.Application, *options) {
 		BoolVar(&o.demo)
 	app.Flag("events.state-file", "File where event cursors are saved, so a restart neither loses nor recounts events (empty: none).").
 		Default("").StringVar(&o.stateFile)
+	app.Flag("events.log", "File to which every counted event is written once, as one JSON line (docs/events.md); - for the standard output (empty: none).").
+		Default("").StringVar(&o.eventLog)
+	app.Flag("events.log.max-size", "Size at which --events.log is rotated (rounded up to a MiB).").
+		Default("100MiB").BytesVar(&o.eventLogSize)
+	app.Flag("events.log.max-backups", "Rotated files of --events.log kept (at least 1): the log takes at most its size times this plus one.").
+		Default("5").IntVar(&o.eventLogKeep)
 	app.Flag("events.late-window", "How late an event may become visible and still be counted exactly once: listed only once completed, or dated by a node clock behind the console's (docs/counting.md).").
 		Default(tracker.DefaultWindow.String()).DurationVar(&o.lateWindow)
 	app.Flag("events.lookback", "At first contact with a node, how far back to read to learn its state (cluster state, tables, hyperindexes, preload).").

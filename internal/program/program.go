@@ -2,6 +2,7 @@ package program
 
 import (
 	"context"
+	"io"
 	"net/http"
 
 	"github.com/go-kit/log"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/eventlog"
 	"github.com/indexima-exporter/indexima_exporter/internal/demo"
 	"github.com/indexima-exporter/indexima_exporter/internal/discovery"
+	"github.com/indexima-exporter/indexima_exporter/internal/eventsapi"
 	"github.com/indexima-exporter/indexima_exporter/internal/statuspage"
 	"github.com/indexima-exporter/indexima_exporter/internal/web"
 	"github.com/indexima-exporter/indexima_exporter/poller"
@@ -25,10 +28,13 @@ import (
 type program struct {
 	o        *options
 	logger   log.Logger
+	stdout   io.Writer // the standard output: --events.log=- writes there
 	reg      *prometheus.Registry
 	reloader *reloader
-	state    *stateStore // nil without --events.state-file
-	demo     *demo.Demo  // nil without --demo
+	state    *stateStore   // nil without --events.state-file
+	events   *eventlog.Log // nil without --events.log
+	polls    *poller.Poller
+	demo     *demo.Demo    // nil without --demo
 	handler  http.Handler
 	// nodes gathers the nodes' metrics within a scrape's deadline (nothing
 	// with --scrape.probe-only).
@@ -37,8 +43,8 @@ type program struct {
 
 // newProgram builds everything and loads the configuration; an error is a
 // start the user must fix (one line).
-func newProgram(o *options, logger log.Logger) (p *program, err error) {
-	p = &program{o: o, logger: logger, reg: prometheus.NewRegistry()}
+func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, err error) {
+	p = &program{o: o, logger: logger, reg: prometheus.NewRegistry(), stdout: stdout}
 	defer func() {
 		if err != nil {
 			p.close()
@@ -49,6 +55,15 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	var sink poller.EventSink
+	var written func(func()) bool
+	if o.eventLog != "" {
+		if p.events, err = p.openEventLog(log.With(logger, "component", "eventlog")); err != nil {
+			return p, err
+		}
+		sink, written = p.events, p.events.WhileWritten
+		p.reg.MustRegister(p.events.Collectors()...)
+	}
 	polls := poller.New(poller.Options{
 		Logger:         log.With(logger, "component", "poller"),
 		Concurrency:    o.concurrency,
@@ -56,7 +71,9 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		LateWindow:     o.lateWindow,
 		LookBack:       o.lookBack,
 		LookBackCalls:  o.lookBackCalls,
+		Events:         sink,
 	})
+	p.polls = polls // before any poll: the event log's names read it
 	exporter, err := collector.New(polls, collector.Options{
 		Logger:  log.With(logger, "component", "collector"),
 		Enabled: o.collectors(),
@@ -69,7 +86,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 	var afterProbe func(cluster, target string)
 	var state *stateStore
 	if o.stateFile != "" {
-		state = newStateStore(o.stateFile, polls, log.With(logger, "component", "state"))
+		state = newStateStore(o.stateFile, polls, log.With(logger, "component", "state"), written)
 		afterMetrics, afterProbe = state.afterMetrics, state.afterProbe
 		p.reg.MustRegister(state.collectors()...)
 	}
@@ -120,6 +137,7 @@ func newProgram(o *options, logger log.Logger) (p *program, err error) {
 		Gather: func(ctx context.Context) prometheus.Gatherer { return web.InOrder{p.reg, nodes(ctx), apiReg} },
 		Probe:  web.ProbeHandler(exporter, afterProbe, o.timeoutOffset, logger),
 		Status: statuspage.Handler(polls, p.reloader, o.telemetryPath, o.probeOnly, logger),
+		Events: eventsapi.Handler(polls, p.downNodeName),
 		SD:     discovery.Handler(p.reloader),
 		Config: p.reloader,
 		Logger: logger,
@@ -146,11 +164,17 @@ func (p *program) started() {
 		"clusters", len(cfg.Clusters), "nodes", cfg.NodeCount())
 }
 
-// close saves the state one last time and stops the demo cluster; call it
+// close saves the state one last time (once the event log has every
+// counted event), closes the event log and stops the demo cluster; call it
 // after the HTTP server stopped.
 func (p *program) close() {
 	if p.state != nil {
 		p.state.close()
+	}
+	if p.events != nil {
+		if err := p.events.Close(); err != nil {
+			level.Error(p.logger).Log("msg", "closing the event log", "err", err)
+		}
 	}
 	if p.demo != nil {
 		p.demo.Close()

@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 		return fail(stderr, exitError, "%v", err)
 	}
 	logger, slogger := newLoggers(stderr, o.logLevel, o.logFormat)
-	p, err := newProgram(o, logger)
+	p, err := newProgram(o, logger, stdout)
 	if err != nil {
 		return fail(stderr, exitError, "%v", err)
 	}

@@ -68,6 +68,9 @@ func TestUserErrorsGiveOneLine(t *testing.T) {
 		{"check with demo", []string{"--demo", "--config.check"}, "--config.check"},
 		{"state file and no config", []string{"--config.file=" + filepath.Join(dir, "none.yml"), "--events.state-file=" + filepath.Join(dir, "state.json")}, "file not found"},
 		{"telemetry path taken", []string{"--config.file=" + good, "--web.telemetry-path=/probe"}, "--web.telemetry-path"},
+		{"event log rotated too small", []string{"--config.file=" + good, "--events.log.max-size=64KiB"}, "--events.log.max-size must be at least 1MiB"},
+		{"event log without backups", []string{"--config.file=" + good, "--events.log.max-backups=0"}, "--events.log.max-backups at least 1"},
+		{"event log not writable", []string{"--config.file=" + good, "--events.log=" + filepath.Join(dir, "none", "events.log")}, `--events.log "` + filepath.Join(dir, "none", "events.log") + `": cannot write there: no such file or directory`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,10 +29,16 @@ var listeningRE = regexp.MustCompile(`msg="Listening on" address=(127\.0\.0\.1:\
 
 func start(t *testing.T, args ...string) *running {
 	t.Helper()
+	return startWithStdout(t, io.Discard, args...)
+}
+
+// startWithStdout is start with the program's standard output given.
+func startWithStdout(t *testing.T, stdout io.Writer, args ...string) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{t: t, stderr: &testkit.SyncBuffer{}, hup: make(chan os.Signal, 1), cancel: cancel, done: make(chan int, 1)}
 	args = append([]string{"--web.listen-address=127.0.0.1:0"}, args...)
-	go func() { r.done <- run(ctx, args, io.Discard, r.stderr, r.hup) }()
+	go func() { r.done <- run(ctx, args, stdout, r.stderr, r.hup) }()
 	t.Cleanup(func() { r.stop() })
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {

@@ -27,10 +27,26 @@ type stateStore struct {
 	exp    *poller.Poller
 	logger log.Logger
 	st     *store.Store // nil until restore
+	// written, when set, runs a save only once every counted event is in
+	// the event log (eventlog.Log.WhileWritten), and reports whether it
+	// ran: a saved state never holds an event the log lacks.
+	written func(save func()) bool
 }
 
-func newStateStore(path string, exp *poller.Poller, logger log.Logger) *stateStore {
-	return &stateStore{path: path, exp: exp, logger: logger}
+func newStateStore(path string, exp *poller.Poller, logger log.Logger, written func(func()) bool) *stateStore {
+	return &stateStore{path: path, exp: exp, logger: logger, written: written}
+}
+
+// guarded runs save, or leaves it to a later save while the event log
+// holds lines it could not write (the log says so).
+func (s *stateStore) guarded(save func()) {
+	if s.written == nil {
+		save()
+		return
+	}
+	if !s.written(save) {
+		level.Debug(s.logger).Log("msg", "state file not saved: the event log holds lines it could not write", "file", s.path)
+	}
 }
 
 // restore opens the store (call it after the first SetClusters), gives the
@@ -102,9 +118,11 @@ func (s *stateStore) saveAll() error {
 // those scraped, which Prometheus takes for a counter reset, counting the
 // restored values again in increase() (and firing event alerts).
 func (s *stateStore) afterMetrics() {
-	if err := s.saveAll(); err != nil {
-		level.Warn(s.logger).Log("msg", "cannot write the state file", "file", s.path, "err", err)
-	}
+	s.guarded(func() {
+		if err := s.saveAll(); err != nil {
+			level.Warn(s.logger).Log("msg", "cannot write the state file", "file", s.path, "err", err)
+		}
+	})
 }
 
 // afterProbe saves the one node a /probe polled, before its answer is sent.
@@ -113,16 +131,20 @@ func (s *stateStore) afterProbe(cluster, target string) {
 	if !ok {
 		return
 	}
-	if err := s.st.Save(ref.Key, ref.State); err != nil {
-		level.Warn(s.logger).Log("msg", "cannot write the state file", "file", s.path, "node", ref.Key, "err", err)
-	}
+	s.guarded(func() {
+		if err := s.st.Save(ref.Key, ref.State); err != nil {
+			level.Warn(s.logger).Log("msg", "cannot write the state file", "file", s.path, "node", ref.Key, "err", err)
+		}
+	})
 }
 
 // close saves what changed since the last scrape (shutdown).
 func (s *stateStore) close() {
-	if err := s.saveAll(); err != nil {
-		level.Error(s.logger).Log("msg", "cannot write the state file at shutdown", "file", s.path, "err", err)
-	}
+	s.guarded(func() {
+		if err := s.saveAll(); err != nil {
+			level.Error(s.logger).Log("msg", "cannot write the state file at shutdown", "file", s.path, "err", err)
+		}
+	})
 	s.st.Close()
 }
 

@@ -39,7 +39,7 @@ func newTestStateStore(t *testing.T, path string, clusters []poller.Cluster) (*s
 	}
 	p.SetClusters(clusters)
 	var logs strings.Builder
-	return newStateStore(path, p, log.NewLogfmtLogger(&logs)), testExporter{p, exp}, &logs
+	return newStateStore(path, p, log.NewLogfmtLogger(&logs), nil), testExporter{p, exp}, &logs
 }
 
 func dirNames(t *testing.T, dir string) []string {

@@ -2,6 +2,7 @@ package program
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +66,8 @@ func tail(s string, n int) string {
 // Chromium, from an exporter polling two simulated consoles: one node
 // down with a console error, events counted, one running, a node's clock
 // behind. It checks what the browser's DOM shows (nodes, up or down, the
-// numbers of /metrics, no script, no password) and takes screenshots, one
+// numbers of /metrics, the latest events with their markup escaped, no
+// script, no password) and takes screenshots, one
 // at a desktop's width and one at a phone's; -update-screenshot writes them
 // to docs/status.png and docs/status-phone.png. It also loads the landing
 // page, / (checkLandingPage). Chromium missing: skipped, or failed when CI
@@ -103,10 +106,18 @@ func TestStatusPageInBrowser(t *testing.T) {
 	writeFile(t, dir, "indexima.yml", cfg.String())
 	r := start(t, "--config.file="+filepath.Join(dir, "indexima.yml"))
 
-	// First contact, then a few scrapes with events, one still running;
-	// then prod's core-3 becomes unreachable through the console.
+	// First contact, then a few scrapes with events, one still running and
+	// one whose comment holds markup; then prod's core-3 becomes
+	// unreachable through the console.
 	r.get("/metrics")
-	prod.sim.Append(prod.keys[0], simulator.Event{Type: simulator.TableLoaded, Duration: 10 * 60 * 1000, Comment: "sales.orders"})
+	var firstSeq int64 // prod's core-1's latest event at first contact
+	for _, e := range prod.sim.Truth(prod.keys[0]) {
+		firstSeq = max(firstSeq, e.Seq)
+	}
+	const markup = `<img src=x onerror="alert(1)"> & sales`
+	prod.sim.Append(prod.keys[0], simulator.Event{Type: simulator.TableLoaded, Duration: 10 * 60 * 1000, Comment: "sales.orders"},
+		// (dated apart from the SAVE_METADATA below: no two at one millisecond)
+		simulator.Event{Type: simulator.TableLoaded, Date: prod.sim.ConsoleNow() - 2, Duration: 250, Comment: markup})
 	for i := 0; i < 4; i++ {
 		prod.sim.Append(prod.keys[0], simulator.Event{Type: simulator.SaveMetadata, Duration: 40, Comment: "3"})
 		prod.sim.Append(prod.keys[1], simulator.Event{Type: simulator.HyperIndexLoaded, Duration: 900, Comment: fmt.Sprintf("idx_sales_%d", i)})
@@ -154,8 +165,29 @@ func TestStatusPageInBrowser(t *testing.T) {
 			t.Errorf("%s/%s: no table of its last polls:\n%s", n.cluster, n.node, card.text)
 		}
 	}
-	if got := field(nodes["prod"]["core-1"].text, "Counted"); !strings.HasPrefix(got, "4 ") {
-		t.Errorf("prod/core-1 counted %q, want 4", got)
+	if got := field(nodes["prod"]["core-1"].text, "Counted"); !strings.HasPrefix(got, "5 ") {
+		t.Errorf("prod/core-1 counted %q, want 5", got)
+	}
+	// Its latest events, the latest dated first, with their date (the
+	// node's clock, to the millisecond), type, duration and comment, the
+	// markup shown as text.
+	var done []simulator.Event
+	for _, e := range prod.sim.Truth(prod.keys[0]) {
+		if e.Seq > firstSeq && e.CompletedAt <= prod.sim.ConsoleNow() {
+			done = append(done, e)
+		}
+	}
+	slices.SortStableFunc(done, func(a, b simulator.Event) int { return cmp.Compare(b.Date, a.Date) })
+	rows := []string{fmt.Sprintf("Latest %d events (dates by the node's clock, UTC) Date Type Took Comment", len(done))}
+	for _, e := range done {
+		rows = append(rows, strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s", time.UnixMilli(e.Date).UTC().Format("15:04:05.000"),
+			e.Type, time.Duration(e.Duration)*time.Millisecond, e.Comment)), " "))
+	}
+	if card := nodes["prod"]["core-1"].text; len(done) != 5 || !strings.HasSuffix(card, strings.Join(rows, " ")) {
+		t.Errorf("prod/core-1 does not end with its %d latest events:\n%s\nwant\n%s", len(done), card, strings.Join(rows, "\n"))
+	}
+	if strings.Contains(dom, "<img") || !strings.Contains(dom, "&lt;img src=x") {
+		t.Errorf("the comment's markup is not escaped in the DOM")
 	}
 	if got := field(nodes["prod"]["core-1"].text, "Events running"); got != "1: TABLE_LOADED 1" {
 		t.Errorf("prod/core-1 running %q, want the table still loading", got)

@@ -61,7 +61,21 @@ type statusNode struct {
 	Running           string
 	ClusterState      string
 	Failures          string
+	// Events are the node's latest counted events, the latest dated first
+	// (at most ShownEvents).
+	Events []statusEvent
 }
+
+// statusEvent is one counted event as the page shows it.
+type statusEvent struct {
+	When     string // the event's date (the node's clock), UTC, with milliseconds
+	Type     string
+	Duration string // "" when the console gave none
+	Comment  string
+}
+
+// ShownEvents is how many of a node's latest events the page shows.
+const ShownEvents = 20
 
 type statusPoll struct {
 	When, Clock, Ago string
@@ -186,6 +200,13 @@ func statusNodeOf(n poller.NodeStatus, now time.Time, red redactor) statusNode {
 		sort.Strings(parts)
 		sn.Failures = strings.Join(parts, ", ")
 	}
+	for _, e := range n.Events[:min(len(n.Events), ShownEvents)] {
+		se := statusEvent{When: formatEventDate(time.UnixMilli(e.Date), now), Type: e.Type, Comment: e.Comment}
+		if e.HasDuration {
+			se.Duration = formatDuration(time.Duration(e.Duration) * time.Millisecond)
+		}
+		sn.Events = append(sn.Events, se)
+	}
 	if !n.Contacted {
 		return sn
 	}
@@ -270,6 +291,16 @@ func formatWhen(t, now time.Time) string {
 		return t.Format("15:04:05 UTC")
 	}
 	return t.Format("2006-01-02 15:04:05 UTC")
+}
+
+// formatEventDate is an event's date to the millisecond, with its day when
+// not now's day.
+func formatEventDate(t, now time.Time) string {
+	t, now = t.UTC(), now.UTC()
+	if t.YearDay() == now.YearDay() && t.Year() == now.Year() {
+		return t.Format("15:04:05.000")
+	}
+	return t.Format("2006-01-02 15:04:05.000")
 }
 
 // formatDuration rounds a duration for people: milliseconds below a

@@ -39,6 +39,7 @@ type Options struct {
 	Gather func(context.Context) prometheus.Gatherer
 	Probe  http.Handler // /probe
 	Status http.Handler // /status
+	Events http.Handler // /events
 	SD     http.Handler // /sd
 	Config Configs
 	Logger log.Logger
@@ -51,6 +52,7 @@ func NewHandler(o Options) (http.Handler, error) {
 	mux.Handle("/probe", fastGzip(o.Probe))
 	mux.Handle("/sd", o.SD)
 	mux.Handle("/status", o.Status)
+	mux.Handle("/events", o.Events)
 	opts := expositionOpts(logger)
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := scrapeContext(req, o.TimeoutOffset)

@@ -28,7 +28,8 @@ func landingPage(metricsPath string) (http.Handler, error) {
 		Version: html.EscapeString(version.Info() + " " + version.BuildContext()),
 		Links: []toolkitweb.LandingLinks{
 			link(metricsPath, "Metrics", ""),
-			link("/status", "Status", "each node: up or down, its last polls, counted and reported events"),
+			link("/status", "Status", "each node: up or down, its last polls, counted and reported events, its latest events"),
+			link("/events", "Events", "the latest counted events of each node, as JSON: /events?cluster=<cluster>&node=<node>&since=<time>"),
 			link("/-/healthy", "Health", "200 while the exporter runs"),
 			link("/-/ready", "Readiness", "200 once a configuration is loaded"),
 			link("/config", "Configuration", "the configuration in force, secrets hidden; POST /-/reload or SIGHUP reloads it"),

@@ -3,6 +3,9 @@
 // own. (grafonnet is not vendored: its bundler needs github.com, and these
 // few constructors are all the dashboards need.)
 local datasource = { type: 'prometheus', uid: '${datasource}' };
+// The data source of a dashboard of the event log's lines (Loki): its
+// "datasource" variable is one of Loki's.
+local lokiDatasource = { type: 'loki', uid: '${datasource}' };
 
 // Threshold steps from [color, value] pairs; the first value is null (base).
 local steps(pairs) = {
@@ -22,6 +25,7 @@ local panel(type, title, description, targets, w, h) = {
 
 {
   datasource: datasource,
+  lokiDatasource: lokiDatasource,
 
   // Value mappings from [value, text, color] triples, e.g.
   // valueMap([['0', 'down', 'red'], ['1', 'up', 'green']]).
@@ -48,6 +52,66 @@ local panel(type, title, description, targets, w, h) = {
   range(refId, expr, legend):: target(refId, expr, legend, true, 'time_series'),
   instant(refId, expr, legend):: target(refId, expr, legend, false, 'time_series'),
   table(refId, expr):: target(refId, expr, '__auto', false, 'table'),
+
+  // A LogQL target: lines (a log query) or a metric over a range.
+  logql(refId, expr, legend=''):: {
+    datasource: lokiDatasource,
+    refId: refId,
+    expr: expr,
+    legendFormat: legend,
+    queryType: 'range',
+    editorMode: 'code',
+  },
+
+  // A panel of log lines (LogQL targets), the newest first.
+  logs(title, description, targets, w=24, h=12):: panel('logs', title, description, targets, w, h) {
+    datasource: lokiDatasource,
+    options: {
+      dedupStrategy: 'none',
+      enableLogDetails: true,
+      prettifyLogMessage: false,
+      showCommonLabels: false,
+      showLabels: false,
+      showTime: true,
+      sortOrder: 'Descending',
+      wrapLogMessage: true,
+    },
+  },
+
+  // A query variable of Loki's label values of a stream selector, with All.
+  lokiVariable(name, label, stream, description=''):: {
+    name: name,
+    label: label,
+    type: 'query',
+    datasource: lokiDatasource,
+    definition: 'label_values(%s, %s)' % [stream, name],
+    query: { type: 1, label: name, stream: stream, refId: 'LokiVariableQueryEditor-VariableQuery' },
+    refresh: 2,  // on time range change
+    sort: 1,
+    regex: '',
+    hide: 0,
+    includeAll: true,
+    allValue: '.*',
+    multi: true,
+    current: { selected: true, text: ['All'], value: ['$__all'] },
+    options: [],
+    skipUrlSync: false,
+    description: description,
+  },
+
+  // An annotation from a LogQL query: a mark at each line.
+  lokiAnnotation(name, expr, title, text, color, tags=[]):: {
+    name: name,
+    datasource: lokiDatasource,
+    enable: true,
+    hide: false,
+    iconColor: color,
+    expr: expr,
+    instant: false,
+    titleFormat: title,
+    textFormat: text,
+    tagKeys: std.join(',', tags),
+  },
 
   row(title):: {
     type: 'row',
@@ -169,11 +233,11 @@ local panel(type, title, description, targets, w, h) = {
     description: description,
   },
 
-  datasourceVariable:: {
+  datasourceVariable(source='prometheus'):: {
     name: 'datasource',
     label: 'Data source',
     type: 'datasource',
-    query: 'prometheus',
+    query: source,
     current: {},
     hide: 0,
     refresh: 1,
@@ -214,7 +278,9 @@ local panel(type, title, description, targets, w, h) = {
   // dashboard(...) lays the panels out left to right, a new line when the
   // next does not fit in 24 columns (a row is 24 wide), and numbers them
   // from 1 in order.
-  dashboard(uid, title, description, tags, links, variables, panels, annotations=[], refresh='30s', timeFrom='now-6h', timezone=''):: {
+  // source is the data source of its queries: prometheus, or loki (the
+  // event log's lines).
+  dashboard(uid, title, description, tags, links, variables, panels, annotations=[], refresh='30s', timeFrom='now-6h', timezone='', source='prometheus'):: {
     local place(acc, p) =
       local g = p.gridPos;
       local newLine = acc.x + g.w > 24;
@@ -229,7 +295,7 @@ local panel(type, title, description, targets, w, h) = {
     __inputs: [],
     __requires: [
       { type: 'grafana', id: 'grafana', name: 'Grafana', version: '10.4.0' },
-      { type: 'datasource', id: 'prometheus', name: 'Prometheus', version: '1.0.0' },
+      { type: 'datasource', id: source, name: { prometheus: 'Prometheus', loki: 'Loki' }[source], version: '1.0.0' },
     ],
     annotations: { list: [$.builtinAnnotation] + annotations },
     description: description,
@@ -244,7 +310,7 @@ local panel(type, title, description, targets, w, h) = {
     refresh: refresh,
     schemaVersion: 39,
     tags: tags,
-    templating: { list: [$.datasourceVariable] + variables },
+    templating: { list: [$.datasourceVariable(source)] + variables },
     time: { from: timeFrom, to: 'now' },
     timepicker: {},
     timezone: timezone,

@@ -61,9 +61,10 @@ func TestReadmeMetricTableMatchesExposition(t *testing.T) {
 	c.writeConfig(cfg, pw, nodeName(1), nodeName(2))
 	// Every optional family: columns on, a state store, and a label bound of 1 so that
 	// table and index names are dropped (label_values_dropped_total).
-	// The state store's counters appear with --events.state-file.
+	// The state store's counters appear with --events.state-file, the
+	// event log's with --events.log.
 	e := startExporter(t, "--config.file="+cfg, "--collector.columns", "--label.max-values=1",
-		"--events.state-file="+filepath.Join(dir, "state.json"))
+		"--events.state-file="+filepath.Join(dir, "state.json"), "--events.log="+filepath.Join(dir, "events.log"))
 
 	exposed := map[string]bool{}
 	gather := func() {

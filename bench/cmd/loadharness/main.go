@@ -18,6 +18,11 @@
 //
 //	go run ./bench/cmd/loadharness -n 200,2000 -json=false -knobs=false -exporter old -compare new
 //
+// or of one binary with and without a flag (-compare-args gives it to the
+// second only):
+//
+//	go run ./bench/cmd/loadharness -n 200 -json=false -knobs=false -exporter bin -compare bin -compare-args --events.log=/tmp/events.log
+//
 // It builds the exporter from this module, and json_exporter (once, outside
 // the repository, in the user cache) unless -json=false. Every phase is
 // bounded in scrapes and the whole run by -timeout.
@@ -77,6 +82,7 @@ func run(args []string) int {
 	knobDebug := fs.Bool("knob-debug", false, "the collector's debug log on stderr during the knob table (implies -knob-inprocess)")
 	exporterArgs := fs.String("exporter-args", "", "more flags for the exporter of the node tables and of -compare, space-separated (e.g. --no-collector.events)")
 	compare := fs.String("compare", "", "an exporter binary to run side by side with the exporter in the steady state, instead of the node tables")
+	compareArgs := fs.String("compare-args", "", "more flags for the -compare exporter only, space-separated (-compare may then name the same binary, to measure what a flag costs: e.g. --events.log=/tmp/events.log)")
 	state := fs.Bool("state", false, "also print the table of /probe and /metrics without and with the state store (--events.state-file)")
 	stateNodes := fs.Int("state-nodes", 200, "nodes of the state store table")
 	stateRounds := fs.Int("state-rounds", 30, "measured /probe rounds of the state store table (each probes every node, 16 at once)")
@@ -146,7 +152,7 @@ func run(args []string) int {
 		Interval: *interval, Rate: *rate, Day: *day, DaySteps: *daySteps, Concurrency: *concurrency,
 		Profile: *profile, CountRunning: *countRunning,
 		ExporterBin: *exporter, JSONExporterBin: *jsonBin, Timeout: *timeout, Log: os.Stderr,
-		Args: strings.Fields(*exporterArgs)}
+		Args: strings.Fields(*exporterArgs), CompareArgs: strings.Fields(*compareArgs)}
 	if o.ExporterBin == "" && (len(ns) > 0 || len(rs) > 0 || *knobs && !inProcess) {
 		dir, err := os.MkdirTemp("", "loadharness-bin-")
 		if err != nil {

@@ -1,0 +1,105 @@
+// Package eventlog writes every event the exporter counts as one JSON line
+// (--events.log): the events themselves, not only their counts, for log
+// stacks (Loki, Elasticsearch, ...) to keep and search. Each event is written
+// once, when it is counted, before the state file that marks it counted is
+// saved; a write that fails keeps the lines pending and writes them at the
+// next attempt (the state file is not saved meanwhile). The file rotates at
+// a size, keeping a bounded number of old files. docs/events.md describes
+// the lines and how to ship them.
+//
+// The same lines answer /events (package eventsapi): Line is the one shape
+// of an event outside the engine.
+package eventlog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+	"unicode/utf8"
+
+	"github.com/indexima-exporter/indexima_exporter/poller"
+	"github.com/indexima-exporter/indexima_exporter/tracker"
+)
+
+// Line is one counted event as the log writes it and /events answers it.
+type Line struct {
+	// ID names the event: the same event always gets the same ID, whichever
+	// poll counts it (after a crash, the events of the poll in flight are
+	// written again, with their IDs), so a reader can drop duplicates.
+	ID      string `json:"id"`
+	Cluster string `json:"cluster"` // "" for the single unnamed cluster
+	Node    string `json:"node"`    // the node label's value
+	Target  string `json:"target"`  // the node's host:port
+	Type    string `json:"type"`
+	Date    string `json:"date"`    // the event's start, RFC 3339 in UTC with milliseconds (the node's clock)
+	DateMS  int64  `json:"date_ms"` // the same, Unix milliseconds as the console gives it
+	// DurationMS is null when the console gave none.
+	DurationMS *int64 `json:"duration_ms"`
+	Comment    string `json:"comment"`
+	// DownNode is the comment of a NODE_DOWN event: the number of the node
+	// reported down (spec section 6); DownNodeName its name when the
+	// configuration knows it.
+	DownNode     string `json:"down_node,omitempty"`
+	DownNodeName string `json:"down_node_name,omitempty"`
+}
+
+// DownNodeNamer names the node a NODE_DOWN event reports, from the
+// cluster's name and the event's comment (the node's number); ok is false
+// when the configuration does not tell. nil: no name is ever known.
+type DownNodeNamer func(cluster, number string) (name string, ok bool)
+
+// MaxComment bounds the comment written in a line, in bytes (cut at a
+// character boundary): a line must fit in a write, whatever a console puts
+// in a comment. The ID is made of the whole comment.
+const MaxComment = 16 << 10
+
+// dateLayout is RFC 3339 with exactly three digits of milliseconds.
+const dateLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// LineOf makes the line of an event a node counted.
+func LineOf(n poller.NodeRef, c tracker.Counted, names DownNodeNamer) Line {
+	l := Line{
+		ID:      ID(n, c),
+		Cluster: n.Cluster,
+		Node:    n.Name,
+		Target:  n.Target,
+		Type:    c.Type,
+		Date:    time.UnixMilli(c.Date).UTC().Format(dateLayout),
+		DateMS:  c.Date,
+		Comment: cut(c.Comment, MaxComment),
+	}
+	if c.HasDuration {
+		d := c.Duration
+		l.DurationMS = &d
+	}
+	if c.Type == "NODE_DOWN" {
+		l.DownNode = l.Comment
+		if names != nil {
+			if name, ok := names(n.Cluster, c.Comment); ok {
+				l.DownNodeName = name
+			}
+		}
+	}
+	return l
+}
+
+// ID names an event: a hash of what tells it in the node's log (the
+// cluster and host:port of the node, not its label, which a reload may
+// change; the type, date, duration and comment; its place among identical
+// events at its millisecond), 128 bits in hex.
+func ID(n poller.NodeRef, c tracker.Counted) string {
+	sum := sha256.Sum256(idInput(nil, n, c))
+	return hex.EncodeToString(sum[:16])
+}
+
+// cut returns s cut to at most n bytes at a character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}

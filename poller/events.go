@@ -1,0 +1,87 @@
+package poller
+
+import (
+	"slices"
+
+	"github.com/indexima-exporter/indexima_exporter/tracker"
+)
+
+// EventSink receives the events each poll counted, before the poll's state
+// (which holds them counted) is committed, so that a state the state store
+// saves never holds an event the sink was not given first. The events come
+// in date order. An error means the sink could not take them: the poll's
+// state is then not committed (the node is down for that scrape) and the
+// next poll reads the same events again.
+type EventSink interface {
+	Counted(n NodeRef, events []tracker.Counted) error
+}
+
+// NodeRef names a node to an EventSink.
+type NodeRef struct {
+	Cluster string // "" for the single unnamed cluster
+	Name    string // the node label's value
+	Target  string // host:port: with Cluster, what names the node's log across renames and restarts
+}
+
+// RecentEvents is how many of its latest counted events each node keeps in
+// memory, for /status and /events.
+const RecentEvents = 100
+
+// eventRing keeps a node's last RecentEvents counted events.
+type eventRing struct {
+	evs  []tracker.Counted // at most RecentEvents, a ring once full
+	next int               // where the next event goes once full
+}
+
+func (r *eventRing) add(evs []tracker.Counted) {
+	if len(evs) > RecentEvents {
+		evs = evs[len(evs)-RecentEvents:]
+	}
+	for _, e := range evs {
+		if len(r.evs) < RecentEvents {
+			r.evs = append(r.evs, e)
+			continue
+		}
+		r.evs[r.next] = e
+		r.next = (r.next + 1) % RecentEvents
+	}
+}
+
+// newestFirst returns a copy of the events, the latest dated first (of two
+// at one millisecond, the later counted first): an event that became
+// visible late is counted after newer ones, and shown where its date puts
+// it.
+func (r *eventRing) newestFirst() []tracker.Counted {
+	out := make([]tracker.Counted, 0, len(r.evs))
+	for i := 1; i <= len(r.evs); i++ {
+		out = append(out, r.evs[(r.next-i+len(r.evs))%len(r.evs)])
+	}
+	slices.SortStableFunc(out, func(a, b tracker.Counted) int { return cmpDate(b, a) })
+	return out
+}
+
+func cmpDate(a, b tracker.Counted) int {
+	switch {
+	case a.Date < b.Date:
+		return -1
+	case a.Date > b.Date:
+		return 1
+	}
+	return 0
+}
+
+// inDateOrder sorts a poll's counted events by date (stable: identical
+// events stay in the order of their places). Listings may come newest
+// first and a search reads older events after newer ones.
+func inDateOrder(evs []tracker.Counted) {
+	slices.SortStableFunc(evs, cmpDate)
+}
+
+// errEventSink is the error of a poll whose events the sink refused.
+type errEventSink struct{ err error }
+
+func (e *errEventSink) Error() string {
+	return "the counted events could not be handed to the event log, so the poll is not applied (read again by the next poll): " + e.err.Error()
+}
+
+func (e *errEventSink) Unwrap() error { return e.err }
