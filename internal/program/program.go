@@ -34,7 +34,7 @@ type program struct {
 	state    *stateStore   // nil without --events.state-file
 	events   *eventlog.Log // nil without --events.log
 	polls    *poller.Poller
-	demo     *demo.Demo    // nil without --demo
+	demo     *demo.Demo // nil without --demo
 	handler  http.Handler
 	// nodes gathers the nodes' metrics within a scrape's deadline (nothing
 	// with --scrape.probe-only).
