@@ -13,6 +13,7 @@ package eventlog
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"time"
 	"unicode/utf8"
@@ -88,7 +89,10 @@ func LineOf(n poller.NodeRef, c tracker.Counted, names DownNodeNamer) Line {
 // change; the type, date, duration and comment; its place among identical
 // events at its millisecond), 128 bits in hex.
 func ID(n poller.NodeRef, c tracker.Counted) string {
-	sum := sha256.Sum256(idInput(nil, n, c))
+	// Most inputs fit in this array, on the stack: the input of a line per
+	// counted event need not be allocated.
+	var in [256]byte
+	sum := sha256.Sum256(idInput(in[:0], n, c))
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -102,4 +106,27 @@ func cut(s string, n int) string {
 		i--
 	}
 	return s[:i]
+}
+
+// idInput appends what ID hashes: each string length-prefixed, each
+// number 8 bytes, so that no two events give the same input.
+func idInput(b []byte, n poller.NodeRef, c tracker.Counted) []byte {
+	field := func(s string) {
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	number := func(v int64) { b = binary.LittleEndian.AppendUint64(b, uint64(v)) }
+	field(n.Cluster)
+	field(n.Target)
+	field(c.Type)
+	number(c.Date)
+	if c.HasDuration {
+		number(1)
+		number(c.Duration)
+	} else {
+		number(0)
+	}
+	field(c.Comment)
+	number(int64(c.Nth))
+	return b
 }

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -72,7 +73,9 @@ type Log struct {
 	// unsynced is set when lines were written since the file was last
 	// synced (WhileWritten syncs it before the state file is saved).
 	unsynced bool
-	scratch  []byte // appendLine's
+	// enc writes each line, as encoding/json writes Line (HTML left
+	// unescaped), at the end of buf.
+	enc *json.Encoder
 
 	written, failures atomic.Uint64 // lines written; failed writes
 	waiting           atomic.Int64  // lines pending
@@ -126,8 +129,18 @@ func (l *Log) Counted(n poller.NodeRef, evs []tracker.Counted) error {
 			return errFull
 		}
 	}
+	if l.enc == nil {
+		l.enc = json.NewEncoder(appender{&l.buf})
+		l.enc.SetEscapeHTML(false)
+	}
+	start := len(l.buf)
 	for _, c := range evs {
-		l.buf, l.scratch = appendLine(l.buf, l.scratch, n, c, l.names)
+		if err := l.enc.Encode(LineOf(n, c, l.names)); err != nil {
+			// Not expected (a Line holds nothing JSON cannot): the poll is
+			// not applied, and its events come again with the next one.
+			l.buf = l.buf[:start]
+			return err
+		}
 	}
 	l.lines += len(evs)
 	l.flush()
@@ -276,4 +289,12 @@ type Stats struct {
 // Stats returns what the log wrote so far.
 func (l *Log) Stats() Stats {
 	return Stats{Written: l.written.Load(), Failures: l.failures.Load(), Pending: l.waiting.Load()}
+}
+
+// appender appends what is written to the slice it points to.
+type appender struct{ b *[]byte }
+
+func (a appender) Write(p []byte) (int, error) {
+	*a.b = append(*a.b, p...)
+	return len(p), nil
 }
