@@ -114,22 +114,7 @@ func (d Dashboard) Queries() []Query {
 	if d.Source() != "prometheus" {
 		return nil
 	}
-	var out []Query
-	for _, p := range d.Panels() {
-		targets, _ := p["targets"].([]any)
-		for _, t := range targets {
-			tm, _ := t.(map[string]any)
-			expr, _ := tm["expr"].(string)
-			if strings.TrimSpace(expr) == "" {
-				continue
-			}
-			out = append(out, Query{
-				Dashboard: d.File,
-				Where:     fmt.Sprintf("panel %v %q target %v", p["id"], p["title"], tm["refId"]),
-				Expr:      expr,
-			})
-		}
-	}
+	out := d.targets()
 	for _, v := range d.Variables() {
 		if v["type"] != "query" {
 			continue
@@ -173,6 +158,11 @@ func (d Dashboard) LogQueries() []Query {
 	if d.Source() != "loki" {
 		return nil
 	}
+	return append(d.targets(), d.annotations()...)
+}
+
+// targets returns the expressions of the panels' targets.
+func (d Dashboard) targets() []Query {
 	var out []Query
 	for _, p := range d.Panels() {
 		targets, _ := p["targets"].([]any)
@@ -183,7 +173,7 @@ func (d Dashboard) LogQueries() []Query {
 			}
 		}
 	}
-	return append(out, d.annotations()...)
+	return out
 }
 
 // VariableQuery returns the query text of a query variable, whichever form

@@ -24,8 +24,10 @@ type NodeRef struct {
 }
 
 // RecentEvents is how many of its latest counted events each node keeps in
-// memory, for /status and /events.
-const RecentEvents = 100
+// memory, for /status (which shows them all) and /events: kept for every
+// node between scrapes, more would cost memory for what no page shows
+// (docs/performance.md, memory).
+const RecentEvents = 20
 
 // eventRing keeps a node's last RecentEvents counted events.
 type eventRing struct {

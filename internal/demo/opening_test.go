@@ -6,12 +6,7 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-
-	"github.com/indexima-exporter/indexima_exporter/apiclient"
-	"github.com/indexima-exporter/indexima_exporter/collector"
-	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // The opening shows a newcomer every kind of change through the real
@@ -26,24 +21,7 @@ func TestOpeningShowsEveryKindOfChange(t *testing.T) {
 	defer d.Close()
 	d.pace = 0.05
 
-	polls := poller.New(poller.Options{})
-	exp, err := collector.New(polls, collector.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := d.Config().Clusters[0]
-	client, err := apiclient.New(apiclient.Config{URL: c.Console.URL, Username: c.Console.Username,
-		Password: c.Console.Password, Timeout: c.Console.Timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := poller.Cluster{Client: client}
-	for _, n := range c.Nodes {
-		cl.Nodes = append(cl.Nodes, poller.Node{Name: n.Name, Target: apiclient.Node{Host: n.Host, Port: n.Port}, Number: n.Number})
-	}
-	polls.SetClusters([]poller.Cluster{cl})
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(exp)
+	reg, _, _, _ := exporterOf(t, d)
 	if _, err := reg.Gather(); err != nil { // first contact
 		t.Fatal(err)
 	}

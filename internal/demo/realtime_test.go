@@ -13,17 +13,14 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
-	"github.com/indexima-exporter/indexima_exporter/collector"
 	"github.com/indexima-exporter/indexima_exporter/event"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
-	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
 // demoMinutes is how much of --demo the real-time test plays: as many
@@ -56,27 +53,7 @@ func TestDemoNeverDatesAfterTheRealClock(t *testing.T) {
 	defer d.Close()
 	d.pace = 0.1
 
-	polls := poller.New(poller.Options{})
-	exp, err := collector.New(polls, collector.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := d.Config().Clusters[0]
-	client, err := apiclient.New(apiclient.Config{URL: c.Console.URL, Username: c.Console.Username,
-		Password: c.Console.Password, Timeout: c.Console.Timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := poller.Cluster{Client: client}
-	var targets []apiclient.Node
-	for _, n := range c.Nodes {
-		target := apiclient.Node{Host: n.Host, Port: n.Port}
-		targets = append(targets, target)
-		cl.Nodes = append(cl.Nodes, poller.Node{Name: n.Name, Target: target})
-	}
-	polls.SetClusters([]poller.Cluster{cl})
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(exp)
+	reg, polls, client, targets := exporterOf(t, d)
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
 

@@ -5,6 +5,7 @@
 package eventsapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -131,15 +132,7 @@ func events(clusters []poller.ClusterStatus, q query, names eventlog.DownNodeNam
 	case q.node != "" && !nodeFound:
 		return out, http.StatusNotFound, fmt.Errorf("no node %q in the configuration%s", q.node, inCluster(q))
 	}
-	slices.SortStableFunc(out.Events, func(a, b eventlog.Line) int {
-		switch {
-		case a.DateMS < b.DateMS:
-			return -1
-		case a.DateMS > b.DateMS:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out.Events, func(a, b eventlog.Line) int { return cmp.Compare(a.DateMS, b.DateMS) })
 	return out, http.StatusOK, nil
 }
 

@@ -40,7 +40,7 @@ func scrape(t *testing.T, url, accept, acceptEncoding string) (string, string) {
 	if acceptEncoding != "" {
 		req.Header.Set("Accept-Encoding", acceptEncoding)
 	}
-	resp, b := doRaw(t, req)
+	resp, b := testkit.Do(t, req)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %s\n%s", url, resp.Status, b)
 	}
@@ -51,22 +51,6 @@ func scrape(t *testing.T, url, accept, acceptEncoding string) (string, string) {
 		t.Errorf("GET %s with Accept-Encoding gzip: not compressed", url)
 	}
 	return resp.Header.Get("Content-Type"), body
-}
-
-func doRaw(t *testing.T, req *http.Request) (*http.Response, []byte) {
-	t.Helper()
-	tr := &http.Transport{DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
 }
 
 // nodeSamples reads the samples of the node series of a text or OpenMetrics

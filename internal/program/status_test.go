@@ -209,28 +209,8 @@ func TestStatusPageShowsEachNodeFromThePolls(t *testing.T) {
 // <secret> in its place, whatever characters the password has.
 func TestStatusPageNeverShowsThePassword(t *testing.T) {
 	const password = `Echo-"Pa55\wörd<42>`
-	sim := simulator.New(simulator.Config{Users: map[string]string{"monitor": password},
-		Nodes: []simulator.NodeConfig{{Host: "core-a"}}})
-	var echo atomic.Bool
-	console := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if echo.Load() && strings.HasPrefix(r.URL.Path, "/api/monitor/") {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			msg, _ := json.Marshal("user monitor with password " + password + " may not read this node")
-			fmt.Fprintf(w, `{"message": %s}`, msg)
-			return
-		}
-		sim.Handler().ServeHTTP(w, r)
-	}))
-	defer console.Close()
-	defer sim.Close()
-	dir := t.TempDir()
-	writeFile(t, dir, "password", password+"\n")
-	writeFile(t, dir, "indexima.yml", fmt.Sprintf("console: {url: %q, username: monitor, password_file: password}\nnodes: [{host: core-a, name: a}]\n", console.URL))
-	r := start(t, "--config.file="+filepath.Join(dir, "indexima.yml"))
-	r.get("/metrics")
-	echo.Store(true)
-	r.get("/metrics")
+	msg, _ := json.Marshal("user monitor with password " + password + " may not read this node")
+	r := startOnRefusingConsole(t, password, fmt.Sprintf(`{"message": %s}`, msg))
 	_, page := r.get("/status")
 	card := statusNodes(t, page)[""]["a"]
 	if card.state != "down" || !strings.Contains(card.text, "<secret>") {
@@ -250,27 +230,7 @@ func TestStatusPageNeverShowsThePassword(t *testing.T) {
 // & escaped for HTML only, so that the browser shows them and makes no tag.
 func TestStatusPageShowsTheConsoleErrorBodyOnce(t *testing.T) {
 	const body = `{"message": "node \"core-a\" <b>refused</b> C:\\data & more"}`
-	sim := simulator.New(simulator.Config{Users: map[string]string{"monitor": "pw"},
-		Nodes: []simulator.NodeConfig{{Host: "core-a"}}})
-	var refuse atomic.Bool
-	console := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if refuse.Load() && strings.HasPrefix(r.URL.Path, "/api/monitor/") {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			io.WriteString(w, body)
-			return
-		}
-		sim.Handler().ServeHTTP(w, r)
-	}))
-	defer console.Close()
-	defer sim.Close()
-	dir := t.TempDir()
-	writeFile(t, dir, "password", "pw\n")
-	writeFile(t, dir, "indexima.yml", fmt.Sprintf("console: {url: %q, username: monitor, password_file: password}\nnodes: [{host: core-a, name: a}]\n", console.URL))
-	r := start(t, "--config.file="+filepath.Join(dir, "indexima.yml"))
-	r.get("/metrics")
-	refuse.Store(true)
-	r.get("/metrics")
+	r := startOnRefusingConsole(t, "pw", body)
 	_, page := r.get("/status")
 	card := statusNodes(t, page)[""]["a"]
 	if card.state != "down" {
@@ -286,4 +246,33 @@ func TestStatusPageShowsTheConsoleErrorBodyOnce(t *testing.T) {
 	if strings.Contains(page, "<b>") {
 		t.Error("the body's <b> reached the page as a tag")
 	}
+}
+
+// startOnRefusingConsole starts the program on a console of one node, a,
+// whose password is password: after a first scrape that succeeds, the
+// console refuses every node call (403) with body, and a second scrape has
+// met that refusal.
+func startOnRefusingConsole(t *testing.T, password, body string) *running {
+	t.Helper()
+	sim := simulator.New(simulator.Config{Users: map[string]string{"monitor": password},
+		Nodes: []simulator.NodeConfig{{Host: "core-a"}}})
+	var refuse atomic.Bool
+	console := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() && strings.HasPrefix(r.URL.Path, "/api/monitor/") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, body)
+			return
+		}
+		sim.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { console.Close(); sim.Close() })
+	dir := t.TempDir()
+	writeFile(t, dir, "password", password+"\n")
+	writeFile(t, dir, "indexima.yml", fmt.Sprintf("console: {url: %q, username: monitor, password_file: password}\nnodes: [{host: core-a, name: a}]\n", console.URL))
+	r := start(t, "--config.file="+filepath.Join(dir, "indexima.yml"))
+	r.get("/metrics")
+	refuse.Store(true)
+	r.get("/metrics")
+	return r
 }

@@ -51,7 +51,7 @@ func TestGzipAnswerIsNotLargerThanGzipFast(t *testing.T) {
 
 	for _, accept := range []string{"", acceptOpenMetrics1, acceptPrometheus3} {
 		_, plain := scrape(t, r.base+"/metrics", accept, "")
-		resp, compressed := doRaw(t, gzipRequest(t, r.base+"/metrics", accept))
+		resp, compressed := testkit.Do(t, gzipRequest(t, r.base+"/metrics", accept))
 		if resp.Header.Get("Content-Encoding") != "gzip" {
 			t.Fatalf("Accept %q: not compressed", accept)
 		}

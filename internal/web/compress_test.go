@@ -1,7 +1,6 @@
 package web
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -87,18 +86,7 @@ func get(t *testing.T, url, acceptEncoding string) (*http.Response, []byte) {
 	if acceptEncoding != "" {
 		req.Header.Set("Accept-Encoding", acceptEncoding)
 	}
-	tr := &http.Transport{DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return testkit.Do(t, req)
 }
 
 func TestFastGzipServesMetricsCompressedOnlyToWhoAsks(t *testing.T) {
