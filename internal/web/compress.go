@@ -11,30 +11,39 @@ import (
 // gzip -1 does) for the clients promhttp would send gzip to. promhttp's own
 // compression, at gzip's default level, costs a large exposition much more
 // CPU for a few bytes less (docs/performance.md). h must not compress
-// itself (promhttp.HandlerOpts.DisableCompression).
-func fastGzip(h http.Handler) http.Handler {
+// itself (promhttp.HandlerOpts.DisableCompression). writers keeps gzip
+// writers between answers; nil: a writer per answer.
+func fastGzip(h http.Handler, writers *sync.Pool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Accept-Encoding")
 		if !acceptsGzip(r.Header) {
 			h.ServeHTTP(w, r)
 			return
 		}
-		gw := &gzipResponseWriter{ResponseWriter: w}
+		gw := &gzipResponseWriter{ResponseWriter: w, writers: writers}
 		defer gw.finish()
 		h.ServeHTTP(gw, r)
 	})
 }
 
-// gzipWriters keeps idle gzip writers for the next answers.
-var gzipWriters = sync.Pool{New: func() any {
+// probeGzipWriters keeps gzip writers for the answers of /probe: many small
+// answers a scrape interval, each of which would otherwise allocate and
+// zero a writer (about 1.2 MiB, most of it tables that gzip.BestSpeed does
+// not use). /metrics is one answer an interval: a writer kept for it would
+// be live between scrapes, and the heap's goal twice that
+// (docs/performance.md, memory), so it makes one per answer.
+var probeGzipWriters = &sync.Pool{New: func() any { return newGzipWriter() }}
+
+func newGzipWriter() *gzip.Writer {
 	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // the level is valid: no error
 	return w
-}}
+}
 
 // gzipResponseWriter compresses a successful answer; an error answer (its
 // status set before the first write) goes out as it is, readable.
 type gzipResponseWriter struct {
 	http.ResponseWriter
+	writers     *sync.Pool // nil: none kept
 	gz          *gzip.Writer
 	wroteHeader bool
 }
@@ -48,7 +57,11 @@ func (g *gzipResponseWriter) WriteHeader(code int) {
 	if code == http.StatusOK && h.Get("Content-Encoding") == "" {
 		h.Set("Content-Encoding", "gzip")
 		h.Del("Content-Length")
-		g.gz = gzipWriters.Get().(*gzip.Writer)
+		if g.writers != nil {
+			g.gz = g.writers.Get().(*gzip.Writer)
+		} else {
+			g.gz = newGzipWriter()
+		}
 		g.gz.Reset(g.ResponseWriter)
 	}
 	g.ResponseWriter.WriteHeader(code)
@@ -64,14 +77,16 @@ func (g *gzipResponseWriter) Write(p []byte) (int, error) {
 	return g.ResponseWriter.Write(p)
 }
 
-// finish ends the gzip stream and returns the writer to the pool.
+// finish ends the gzip stream and keeps the writer, if writers are kept.
 func (g *gzipResponseWriter) finish() {
 	if g.gz == nil {
 		return
 	}
 	g.gz.Close()
-	g.gz.Reset(nil)
-	gzipWriters.Put(g.gz)
+	if g.writers != nil {
+		g.gz.Reset(nil)
+		g.writers.Put(g.gz)
+	}
 	g.gz = nil
 }
 

@@ -49,7 +49,7 @@ type Options struct {
 func NewHandler(o Options) (http.Handler, error) {
 	r, logger, metricsPath := o.Config, o.Logger, o.MetricsPath
 	mux := http.NewServeMux()
-	mux.Handle("/probe", fastGzip(o.Probe))
+	mux.Handle("/probe", fastGzip(o.Probe, probeGzipWriters))
 	mux.Handle("/sd", o.SD)
 	mux.Handle("/status", o.Status)
 	mux.Handle("/events", o.Events)
@@ -59,7 +59,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		defer cancel()
 		promhttp.HandlerFor(o.Gather(ctx), opts).ServeHTTP(w, req)
 	})
-	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(o.Registerer, fastGzip(metrics)))
+	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(o.Registerer, fastGzip(metrics, nil)))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "Healthy.\n")
 	})
