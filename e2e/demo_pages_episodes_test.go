@@ -31,7 +31,41 @@ type episode struct{ from, to time.Time }
 // later incident is one alert with two episodes.
 func firingEpisodes(t *testing.T, prom *prometheusServer, start time.Time) map[string]map[string][]episode {
 	t.Helper()
-	secs := int(time.Since(start)/time.Second) + 1
+	out := map[string]map[string][]episode{}
+	for _, series := range rangeSince(t, prom, `ALERTS{alertstate="firing"}`, start) {
+		name, key := series.Metric["alertname"], alertKey(series.Metric)
+		if out[name] == nil {
+			out[name] = map[string][]episode{}
+		}
+		var eps []episode
+		for _, p := range series.Points {
+			if n := len(eps); n > 0 && p.At.Sub(eps[n-1].to) <= episodeGap {
+				eps[n-1].to = p.At
+				continue
+			}
+			eps = append(eps, episode{from: p.At, to: p.At})
+		}
+		out[name][key] = append(out[name][key], eps...)
+	}
+	return out
+}
+
+// point is one sample of a range vector.
+type point struct {
+	At    time.Time
+	Value float64
+}
+
+// rangeSeries is one series of a range vector.
+type rangeSeries struct {
+	Metric map[string]string
+	Points []point
+}
+
+// rangeSince returns the raw samples of the selector expr since start.
+func rangeSince(t *testing.T, prom *prometheusServer, expr string, start time.Time) []rangeSeries {
+	t.Helper()
+	q := fmt.Sprintf("%s[%ds]", expr, int(time.Since(start)/time.Second)+1)
 	var data struct {
 		ResultType string `json:"resultType"`
 		Result     []struct {
@@ -39,32 +73,28 @@ func firingEpisodes(t *testing.T, prom *prometheusServer, start time.Time) map[s
 			Values [][2]any          `json:"values"`
 		} `json:"result"`
 	}
-	expr := fmt.Sprintf(`ALERTS{alertstate="firing"}[%ds]`, secs)
-	if err := prom.apiGet("/api/v1/query", url.Values{"query": {expr}}, &data); err != nil {
-		t.Fatalf("ALERTS history: %v", err)
+	if err := prom.apiGet("/api/v1/query", url.Values{"query": {q}}, &data); err != nil {
+		t.Fatalf("%s: %v", q, err)
 	}
 	if data.ResultType != "matrix" {
-		t.Fatalf("%s: result type %q, want matrix", expr, data.ResultType)
+		t.Fatalf("%s: result type %q, want matrix", q, data.ResultType)
 	}
-	out := map[string]map[string][]episode{}
-	for _, series := range data.Result {
-		name, key := series.Metric["alertname"], alertKey(series.Metric)
-		if out[name] == nil {
-			out[name] = map[string][]episode{}
-		}
-		var eps []episode
-		for _, v := range series.Values {
+	out := make([]rangeSeries, 0, len(data.Result))
+	for _, r := range data.Result {
+		s := rangeSeries{Metric: r.Metric}
+		for _, v := range r.Values {
 			at, err := sampleTime(v[0])
 			if err != nil {
-				t.Fatalf("%s: %v", expr, err)
+				t.Fatalf("%s: %v", q, err)
 			}
-			if n := len(eps); n > 0 && at.Sub(eps[n-1].to) <= episodeGap {
-				eps[n-1].to = at
-				continue
+			str, _ := v[1].(string)
+			f, err := strconv.ParseFloat(str, 64)
+			if err != nil {
+				t.Fatalf("%s: sample value %v: %v", q, v[1], err)
 			}
-			eps = append(eps, episode{from: at, to: at})
+			s.Points = append(s.Points, point{At: at, Value: f})
 		}
-		out[name][key] = append(out[name][key], eps...)
+		out = append(out, s)
 	}
 	return out
 }
