@@ -26,6 +26,7 @@ func demoConditions(t *testing.T, prom *prometheusServer, start time.Time) strin
 	t.Helper()
 	type stretch struct {
 		from, to time.Time
+		evals    int
 		fired    bool
 	}
 	// One alert's ALERTS series are one per state; merge them by identity.
@@ -50,25 +51,28 @@ func demoConditions(t *testing.T, prom *prometheusServer, start time.Time) strin
 		for _, p := range ps {
 			if n := len(ss); n > 0 && p.At.Sub(ss[n-1].to) <= conditionGap {
 				ss[n-1].to = p.At
+				ss[n-1].evals++
 				ss[n-1].fired = ss[n-1].fired || fired[id][p.At]
 				continue
 			}
-			ss = append(ss, stretch{from: p.At, to: p.At, fired: fired[id][p.At]})
+			ss = append(ss, stretch{from: p.At, to: p.At, evals: 1, fired: fired[id][p.At]})
 		}
 		name, _, _ := strings.Cut(id, "{")
 		byName[name] = append(byName[name], ss...)
 	}
 	var b strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		var longest time.Duration
+		var longest stretch
 		nfired := 0
 		for _, s := range byName[name] {
-			longest = max(longest, s.to.Sub(s.from))
+			if s.evals > longest.evals {
+				longest = s
+			}
 			if s.fired {
 				nfired++
 			}
 		}
-		fmt.Fprintf(&b, "  %-34s %3d stretches, longest %s (first to last evaluation), %d reached firing\n", name, len(byName[name]), longest, nfired)
+		fmt.Fprintf(&b, "  %-34s %3d stretches, the longest seen by %d evaluations (%s from first to last), %d reached firing\n", name, len(byName[name]), longest.evals, longest.to.Sub(longest.from), nfired)
 	}
 	return b.String()
 }
