@@ -41,9 +41,13 @@ const (
 // Prometheus (3.15, the compose stack's line) evaluating every 15s the
 // shipped rules as they ship (no duration scaled), which sends its alerts to a real
 // Alertmanager running the shipped alertmanager.yml, whose receivers post
-// to this test. It prints the demo's incidents (from the exporter's log),
-// every notification, and per alert name the alerts fired and the
-// notifications sent; docs/alerts.md gives the numbers of a run.
+// to this test. The demo runs on the real clock, so its alerts resolve and
+// fire again as incidents come and go. It prints the demo's incidents (from
+// the exporter's log, each and per kind), what the rules saw of them (from
+// the series: report dates, MEMORY_LOW growths, how long each condition
+// held), every notification, every alert's firing episodes, and per alert
+// name the alerts fired, their episodes and the notifications sent;
+// docs/alerts.md gives the numbers of runs.
 func TestDemoPagesPerIncident(t *testing.T) {
 	watch := os.Getenv(demoPagesEnv)
 	if watch == "" {
