@@ -41,9 +41,13 @@ const (
 // Prometheus (3.15, the compose stack's line) evaluating every 15s the
 // shipped rules as they ship (no duration scaled), which sends its alerts to a real
 // Alertmanager running the shipped alertmanager.yml, whose receivers post
-// to this test. It prints the demo's incidents (from the exporter's log),
-// every notification, and per alert name the alerts fired and the
-// notifications sent; docs/alerts.md gives the numbers of a run.
+// to this test. The demo runs on the real clock, so its alerts resolve and
+// fire again as incidents come and go. It prints the demo's incidents (from
+// the exporter's log, each and per kind), what the rules saw of them (from
+// the series: report dates, MEMORY_LOW growths, how long each condition
+// held), every notification, every alert's firing episodes, and per alert
+// name the alerts fired, their episodes and the notifications sent;
+// docs/alerts.md gives the numbers of runs.
 func TestDemoPagesPerIncident(t *testing.T) {
 	watch := os.Getenv(demoPagesEnv)
 	if watch == "" {
@@ -75,7 +79,7 @@ func TestDemoPagesPerIncident(t *testing.T) {
 	cfg := fmt.Sprintf(`global:
   scrape_interval: 5s
   scrape_timeout: 5s
-  evaluation_interval: 15s
+  evaluation_interval: %s
 rule_files: [%q]
 alerting:
   alertmanagers:
@@ -85,7 +89,7 @@ scrape_configs:
   - job_name: indexima
     static_configs:
       - targets: [%q]
-`, rules, am, f.addr)
+`, demoEvalInterval, rules, am, f.addr)
 	cfgFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -112,20 +116,16 @@ scrape_configs:
 		}
 	}
 
-	t.Logf("demo incidents (exporter's log, offset from the exporter's start):\n%s", demoIncidents(exp.out.String(), start))
+	log := exp.out.String()
+	t.Logf("demo incidents (exporter's log, offset from the exporter's start):\n%s", demoIncidents(log, start))
+	t.Logf("demo incidents per kind:\n%s", describeCounts(demoIncidentKinds(log)))
 	t.Logf("notifications (Alertmanager -> receiver, offset from the exporter's start):\n%s", hook.describe(start))
-	fired := map[string]map[string]bool{}
-	for _, s := range prom.alertsSince(t, time.Since(start)) {
-		if s.Metric["alertstate"] != "firing" {
-			continue
-		}
-		name := s.Metric["alertname"]
-		if fired[name] == nil {
-			fired[name] = map[string]bool{}
-		}
-		fired[name][alertKey(s.Metric)] = true
-	}
-	t.Logf("per alert name: alerts fired in Prometheus, notifications with a firing alert (pages), resolved-only notifications:\n%s", hook.summary(fired))
+	t.Logf("NODE_DOWN reports per node reported down (report dates, offset from the exporter's start):\n%s", demoReports(t, prom, start))
+	t.Logf("MEMORY_LOW per node (scrapes that saw the counter grow):\n%s", demoGrowths(t, prom, start, "MEMORY_LOW", 10*time.Minute))
+	t.Logf("conditions of the rules (ALERTS pending or firing):\n%s", demoConditions(t, prom, start))
+	episodes := firingEpisodes(t, prom, start)
+	t.Logf("firing episodes in Prometheus (ALERTS, offset from the exporter's start; an alert that resolves and fires again has several):\n%s", describeEpisodes(episodes, start))
+	t.Logf("per alert name: alerts fired in Prometheus, their firing episodes, notifications with a firing alert (pages), resolved-only notifications:\n%s", hook.summary(episodes))
 }
 
 // startAlertmanager runs Alertmanager with the configuration file config,
@@ -242,7 +242,7 @@ func (h *webhook) describe(start time.Time) string {
 	return b.String()
 }
 
-func (h *webhook) summary(fired map[string]map[string]bool) string {
+func (h *webhook) summary(fired map[string]map[string][]episode) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	pages, resolvedOnly := map[string]int{}, map[string]int{}
@@ -270,12 +270,12 @@ func (h *webhook) summary(fired map[string]map[string]bool) string {
 	sort.Strings(sorted)
 	var b strings.Builder
 	for _, name := range sorted {
-		keys := make([]string, 0, len(fired[name]))
-		for k := range fired[name] {
-			keys = append(keys, k)
+		keys := slices.Sorted(maps.Keys(fired[name]))
+		n := 0
+		for _, k := range keys {
+			n += len(fired[name][k])
 		}
-		sort.Strings(keys)
-		fmt.Fprintf(&b, "  %-34s fired %d %v, pages %d, resolved-only %d\n", name, len(keys), keys, pages[name], resolvedOnly[name])
+		fmt.Fprintf(&b, "  %-34s fired %d %v, firing episodes %d, pages %d, resolved-only %d\n", name, len(keys), keys, n, pages[name], resolvedOnly[name])
 	}
 	return b.String()
 }
@@ -283,6 +283,45 @@ func (h *webhook) summary(fired map[string]map[string]bool) string {
 // demoIncidentRE matches the demo's log lines of an incident: the opening's
 // ("demo: incident") and the lively scenario's.
 var demoIncidentRE = regexp.MustCompile(`(?m)^.*\bts=(\S+).*msg="(?:demo: incident|lively incident)".*$`)
+
+// demoIncidentKindRE takes an incident's kind and its node from its log
+// line: the lively scenario's `incident=node-down down=core-4:PORT`,
+// `incident=memory-low node=core-1:PORT`, `incident="reload core-1:PORT"`,
+// `incident=cluster-stop`; the opening's names its incident in words.
+var demoIncidentKindRE = regexp.MustCompile(`incident=(?:"([^"]*)"|(\S+))(?: (?:down|node)=(\S+))?`)
+
+// demoIncidentKinds counts the demo's incidents per kind and node (the
+// opening's by their name), from the exporter's log: "node-down core-4",
+// "memory-low core-1", "reload core-1", "cluster-stop", "cluster-start",
+// "opening: <its name>", "?" for a line it cannot read.
+func demoIncidentKinds(log string) map[string]int {
+	counts := map[string]int{}
+	for _, m := range demoIncidentRE.FindAllString(log, -1) {
+		k := demoIncidentKindRE.FindStringSubmatch(m)
+		if k == nil {
+			counts["?"]++
+			continue
+		}
+		kind := cmp.Or(k[1], k[2])
+		if strings.Contains(m, `msg="demo: incident"`) {
+			kind = "opening: " + kind
+		} else if k[3] != "" {
+			kind += " " + strings.Split(k[3], ":")[0]
+		} else if name, node, ok := strings.Cut(kind, " "); ok {
+			kind = name + " " + strings.Split(node, ":")[0]
+		}
+		counts[kind]++
+	}
+	return counts
+}
+
+func describeCounts(counts map[string]int) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		fmt.Fprintf(&b, "  %4d %s\n", counts[k], k)
+	}
+	return b.String()
+}
 
 // demoIncidents lists the demo's incidents from the exporter's log, with
 // their offset from start.

@@ -3,9 +3,15 @@
 # real exporter scraped every 5s by a real Prometheus 3.15 evaluating the
 # shipped rules unchanged, sending to a real Alertmanager with the shipped
 # alertmanager.yml whose receivers post to the test (e2e/demo_pages_test.go).
-# It prints the demo's incidents, every notification, and per alert name the
-# alerts fired and the notifications sent. docs/alerts.md gives a run's
-# numbers.
+# The demo runs on the real clock: an alert resolves when its condition ends
+# (IndeximaNodeDownReported 5 minutes after the latest report of its node),
+# and a later incident raises it again. It prints the demo's incidents (each,
+# and per kind and node), what the rules saw (the NODE_DOWN report dates per
+# node reported down and their gaps over 5 minutes, the MEMORY_LOW growths
+# per node, how long each rule's condition held against its `for`), every
+# notification, every alert's firing episodes, and per alert name the alerts
+# fired, their episodes, the notifications with a firing alert (pages) and
+# the resolved-only ones. docs/alerts.md gives the numbers of runs.
 #
 #   scripts/measure-demo-pages.sh            # 15 minutes, the shipped files
 #   scripts/measure-demo-pages.sh 20m REV    # 20 minutes, the rules and the
