@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -43,7 +42,9 @@ func TestComposeAlertmanagerConfig(t *testing.T) {
 	amtool := testkit.Tool(t, "amtool", "Debian package prometheus-alertmanager")
 	mustRun(t, time.Minute, root, amtool, "check-config", composeAM)
 
-	compose, shipped := readYAML(t, composeAM), readYAML(t, shippedAM)
+	var compose, shipped object
+	readYAML(t, composeAM, &compose)
+	readYAML(t, shippedAM, &shipped)
 	for _, r := range asList(compose["receivers"]) {
 		rm, _ := r.(object)
 		for k := range rm {
@@ -67,17 +68,4 @@ func TestComposeAlertmanagerConfig(t *testing.T) {
 		got, _ := yaml.Marshal(compose)
 		t.Errorf("compose alertmanager.yml differs from deploy/prometheus/alertmanager.yml beyond the receivers' integrations:\ncompose:\n%s\nshipped without integrations:\n%s", got, want)
 	}
-}
-
-func readYAML(t *testing.T, file string) object {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o object
-	if err := yaml.Unmarshal(b, &o); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return o
 }
