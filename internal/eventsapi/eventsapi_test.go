@@ -2,7 +2,6 @@ package eventsapi
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/event"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 	"github.com/indexima-exporter/indexima_exporter/poller"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
@@ -35,15 +35,7 @@ func get(t *testing.T, method, url string) (int, http.Header, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := testkit.Do(t, req)
 	return resp.StatusCode, resp.Header, string(b)
 }
 
