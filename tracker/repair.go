@@ -47,6 +47,7 @@ func (st *State) Repair(lim Limits) {
 	if dropBadKeys(st.Indexes, validValue); len(st.Indexes) > lim.MaxLabelValues {
 		st.Indexes = nil
 	}
+	st.ownDown()
 	if dropBadKeys(st.NodeDown, validValue); len(st.NodeDown) > lim.MaxLabelValues {
 		st.NodeDown = nil
 	}

@@ -36,6 +36,25 @@ type Tally struct {
 	TablesClearedAt int64                 `json:"tables_cleared_at"`
 	Preload         DatedNumber           `json:"preload"`
 	UnknownTypes    map[string]bool       `json:"unknown_types"`
+
+	// downShared is set on a clone whose NodeDown and NodeDownLast are
+	// still those of the state it was cloned from (ownDown copies them
+	// before a write). They hold a key per node reported down, the
+	// largest maps of a busy node's state, and most polls read no
+	// NODE_DOWN: copied at every poll, they doubled during a scrape.
+	downShared bool
+}
+
+// ownDown makes NodeDown and NodeDownLast the tally's own before a write.
+func (t *Tally) ownDown() {
+	if !t.downShared {
+		return
+	}
+	t.downShared = false
+	t.NodeDown = cloneVocab(t.NodeDown)
+	if t.NodeDownLast != nil {
+		t.NodeDownLast = maps.Clone(t.NodeDownLast)
+	}
 }
 
 // DatedValue is a value and the date of the event that set it.
@@ -193,12 +212,14 @@ func (t *Tally) noteNodeDown(e event.Event, lim Limits) {
 	if !t.admitLabel(LabelDownNode, ok, len(t.NodeDownLast), lim.MaxLabelValues, false) {
 		return
 	}
+	if ok && e.Date <= d {
+		return
+	}
+	t.ownDown()
 	if t.NodeDownLast == nil {
 		t.NodeDownLast = map[string]int64{}
 	}
-	if !ok || e.Date > d {
-		t.NodeDownLast[name] = e.Date
-	}
+	t.NodeDownLast[name] = e.Date
 }
 
 // downNodeKey is the down-node key of a NODE_DOWN comment (the node's
@@ -291,6 +312,7 @@ func (t *Tally) countEvent(e event.Event, lim Limits) {
 		name := downNodeKey(e.Comment)
 		_, ok := t.NodeDown[name]
 		if t.admitLabel(LabelDownNode, ok, len(t.NodeDown), lim.MaxLabelValues, true) {
+			t.ownDown()
 			if t.NodeDown == nil {
 				t.NodeDown = map[string]uint64{}
 			}
@@ -320,13 +342,10 @@ func (t Tally) clone() Tally {
 	for k, h := range t.Durations {
 		c.Durations[k] = h.clone()
 	}
-	c.NodeDown = cloneVocab(t.NodeDown)
+	c.downShared = true // NodeDown and NodeDownLast: ownDown
 	c.Dropped = cloneVocab(t.Dropped)
 	c.Running = cloneVocab(t.Running)
 	c.LastDate = cloneVocab(t.LastDate)
-	if t.NodeDownLast != nil {
-		c.NodeDownLast = maps.Clone(t.NodeDownLast)
-	}
 	c.Indexes = cloneVocab(t.Indexes)
 	c.Tables = cloneVocab(t.Tables)
 	c.UnknownTypes = cloneVocab(t.UnknownTypes)
