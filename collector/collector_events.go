@@ -71,7 +71,15 @@ func emitNodeDown(v *nodeView) {
 	}
 	name := v.downNode
 	if name == nil {
-		name = func(key string) string { return key }
+		// The keys are the labels: no merging to do, no maps to build at
+		// every scrape of every node.
+		for _, n := range sortedKeys(v, st.NodeDown) {
+			v.counter(v.d.nodeDown, float64(st.NodeDown[n]), n)
+		}
+		for _, n := range sortedKeys(v, st.NodeDownLast) {
+			v.gauge(v.d.nodeDownLast, float64(st.NodeDownLast[n])/1000, n)
+		}
+		return
 	}
 	reports := make(map[string]uint64, len(st.NodeDown))
 	for k, n := range st.NodeDown {

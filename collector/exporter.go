@@ -43,7 +43,8 @@ type nodeSeries struct {
 	labels []string         // values of the node labels: [cluster,] node
 	pairs  []*dto.LabelPair // the same as label pairs, shared by the node's series
 	// downNode names a down node of the node's cluster (down_node label)
-	// from the engine's key, the NODE_DOWN comment.
+	// from the engine's key, the NODE_DOWN comment; nil when no node of
+	// the cluster has a number (the key is the label).
 	downNode func(key string) string
 }
 
@@ -86,7 +87,11 @@ func (e *Exporter) seriesOf(set *poller.Set) []*clusterSeries {
 			if c.Name != "" {
 				labels, names = []string{c.Name, name}, []string{"cluster", "node"}
 			}
-			cs.nodes = append(cs.nodes, nodeSeries{n: n, labels: labels, pairs: labelPairs(names, labels), downNode: c.DownNode})
+			ns := nodeSeries{n: n, labels: labels, pairs: labelPairs(names, labels)}
+			if c.NamesDownNodes() {
+				ns.downNode = c.DownNode
+			}
+			cs.nodes = append(cs.nodes, ns)
 		}
 		out = append(out, cs)
 	}

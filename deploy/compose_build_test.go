@@ -31,16 +31,7 @@ var readmeComposeRE = regexp.MustCompile(`(?m)^[ \t]*docker compose -f (\S+) up 
 // mounted files TestComposeStack and TestComposePrometheusConfig check.
 func TestComposeCommandFromAFreshClone(t *testing.T) {
 	t.Parallel()
-	if os.Getuid() != 0 {
-		msg := "the compose build test runs buildah as root (vfs storage, chroot isolation)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	if testing.Short() {
-		t.Skip("builds the exporter's image from source; skipped with -short")
-	}
+	needImageBuild(t, "the compose build test", "the exporter's image")
 	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -76,18 +76,25 @@ type ociImage struct {
 	}
 }
 
-func TestImage(t *testing.T) {
-	t.Parallel()
+// needImageBuild skips (fails when CI is set) a test that builds images
+// with buildah unless it runs as root; -short skips it.
+func needImageBuild(t *testing.T, test, builds string) {
+	t.Helper()
 	if os.Getuid() != 0 {
-		msg := "the image test runs buildah as root (vfs storage, chroot isolation)"
+		msg := test + " runs buildah as root (vfs storage, chroot isolation)"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
 	if testing.Short() {
-		t.Skip("builds the images from source; skipped with -short")
+		t.Skip("builds " + builds + " from source; skipped with -short")
 	}
+}
+
+func TestImage(t *testing.T) {
+	t.Parallel()
+	needImageBuild(t, "the image test", "the images")
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	b := buildah{t: t, bin: tool(t, "buildah")}

@@ -112,7 +112,10 @@ func newLog(path string, out io.Writer, closer io.Closer, o Options) *Log {
 	if o.Logger == nil {
 		o.Logger = log.NewNopLogger()
 	}
-	return &Log{path: path, logger: o.Logger, names: o.Names, out: out, closer: closer}
+	l := &Log{path: path, logger: o.Logger, names: o.Names, out: out, closer: closer}
+	l.enc = json.NewEncoder(appender{&l.buf})
+	l.enc.SetEscapeHTML(false)
+	return l
 }
 
 // errFull is Counted's error when the pending lines are at their bound.
@@ -128,10 +131,6 @@ func (l *Log) Counted(n poller.NodeRef, evs []tracker.Counted) error {
 		if !l.flush() {
 			return errFull
 		}
-	}
-	if l.enc == nil {
-		l.enc = json.NewEncoder(appender{&l.buf})
-		l.enc.SetEscapeHTML(false)
 	}
 	start := len(l.buf)
 	for _, c := range evs {

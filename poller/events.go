@@ -1,6 +1,7 @@
 package poller
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/indexima-exporter/indexima_exporter/tracker"
@@ -62,15 +63,7 @@ func (r *eventRing) newestFirst() []tracker.Counted {
 	return out
 }
 
-func cmpDate(a, b tracker.Counted) int {
-	switch {
-	case a.Date < b.Date:
-		return -1
-	case a.Date > b.Date:
-		return 1
-	}
-	return 0
-}
+func cmpDate(a, b tracker.Counted) int { return cmp.Compare(a.Date, b.Date) }
 
 // inDateOrder sorts a poll's counted events by date (stable: identical
 // events stay in the order of their places). Listings may come newest

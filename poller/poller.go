@@ -80,6 +80,10 @@ type ClusterNodes struct {
 	byNumber map[int]string
 }
 
+// NamesDownNodes tells whether DownNode names any down node: whether some
+// node of the cluster has a configured number.
+func (c ClusterNodes) NamesDownNodes() bool { return len(c.byNumber) > 0 }
+
 // DownNode names the node a NODE_DOWN comment (the engine's down-node key)
 // designates: the configured name of the cluster's node of that number, or
 // the key itself when no node has it (or it is not a number).
