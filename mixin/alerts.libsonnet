@@ -280,10 +280,9 @@ local util = import 'lib/util.libsonnet';
               exporter first contacted it (its event/count answers, running events
               aside, late events included); counted is what the exporter turned
               into metrics. They are equal exactly when nothing was missed
-              (docs/counting.md). A poll may count an event that completed right
-              after the console was asked (counted ahead of reported, never the
-              other way), and events found missing are looked for at once; a
-              difference that lasts %s is a loss.
+              (docs/counting.md), and reported is never below counted. Events
+              found missing are looked for at once; a difference that lasts %s
+              is a loss.
             ||| % util.humanDuration(f),
             expr: |||
               %s
