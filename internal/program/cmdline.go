@@ -48,6 +48,10 @@ func (o *options) check() error {
 	}
 	if o.externalURL != "" {
 		u, err := url.Parse(o.externalURL)
+		if err == nil && u.User != nil {
+			// Not echoed: it holds a password, maybe.
+			return errors.New("--web.external-url: give it without a user name or password: the landing page, /sd and /metrics show it")
+		}
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 			return fmt.Errorf("--web.external-url %q: give an http:// or https:// URL with a host and no query, such as http://localhost:%s", o.externalURL, DefaultPort)
 		}

@@ -101,13 +101,17 @@ func TestExternalURLStartsEveryLink(t *testing.T) {
 	}
 }
 
-// A --web.external-url that is no http(s) URL with a host ends the program
-// with one line naming the flag.
+// A --web.external-url that is no http(s) URL with a host, or that holds a
+// password (shown on the landing page and in /metrics), ends the program
+// with one line naming the flag, and never the password.
 func TestExternalURLRefused(t *testing.T) {
-	for _, bad := range []string{"localhost:9897", "ftp://host/", "http://", "http://host/?x=1", "/indexima"} {
+	for _, bad := range []string{"localhost:9897", "ftp://host/", "http://", "http://host/?x=1", "/indexima", "http://admin:s3cret@host:9897"} {
 		code, _, stderr := runOnce(t, "--demo", "--web.external-url="+bad)
 		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--web.external-url") {
 			t.Errorf("--web.external-url=%s: status %d, stderr %q; want %d and one line naming the flag", bad, code, stderr, exitUsage)
+		}
+		if strings.Contains(stderr, "s3cret") {
+			t.Errorf("--web.external-url=%s: the refusal shows the password: %q", bad, stderr)
 		}
 	}
 }
