@@ -1,5 +1,5 @@
 // Package simulator is a simulated cluster console: a real HTTP server that
-// speaks the console REST API of ../shared/spec/cluster-api.md, with several
+// speaks the console REST API (docs/console-api.md), with several
 // nodes, each with its own event log, a deterministic scenario engine, a
 // ground-truth log for tests, and fault injection.
 //
