@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -82,6 +83,30 @@ func startExporter(t *testing.T, o startOpts) *process {
 		t.Fatalf("exporter not ready: %v", err)
 	}
 	return p
+}
+
+// runUntilExit runs the binary for a start that must fail and returns its
+// exit status and standard error; a process still running after 60 s (a
+// -race build on two cores starts slowly) fails the test.
+func runUntilExit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exporterBinary(t), args...)
+	stderr := &testkit.SyncBuffer{}
+	cmd.Stderr = stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("still running after 60s, want it to end:\n%s", tail(stderr.String(), 20))
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), stderr.String()
+	}
+	if err != nil {
+		t.Fatalf("running the exporter: %v", err)
+	}
+	return 0, stderr.String()
 }
 
 func tail(s string, lines int) string {
