@@ -230,20 +230,27 @@ func (l *Lateness) noteLag(ref int64, b lagBracket) {
 	}
 	cur := l.lagBracket(ref)
 	d, doubt := l.doubt(ref)
-	agrees, confirms := cur.meets(b), doubt && d.meets(b)
+	agrees, meetsDoubt := cur.meets(b), doubt && d.meets(b)
 	switch {
-	case agrees && confirms:
+	case agrees && meetsDoubt:
 		// Wide enough to agree with both: the next polls decide.
 		l.addLag(ref, b)
 		l.Clock.Doubt = d.meet(b)
 	case agrees:
 		l.addLag(ref, b)
 		l.Clock.Doubt = lagBracket{}
-	case confirms:
-		// Two polls agree with each other and not with the older evidence:
-		// a clock stepped. What was learned before tells nothing of now.
+	case meetsDoubt && d.meet(b).closed():
+		// Two polls agree with each other and not with the older evidence,
+		// and bound the lag on both sides: a clock stepped. What was
+		// learned before tells nothing of now. (Upper bounds alone do not
+		// do: events that started before a step of the node's clock back
+		// and completed after it are dated by the old clock, and every
+		// poll for a while may show one.)
+		b = d.meet(b)
 		l.clockStepped()
-		l.addLag(ref, d.meet(b))
+		l.addLag(ref, b)
+	case meetsDoubt:
+		l.Clock.Doubt = d.meet(b)
 	default:
 		b.Since = ref
 		l.Clock.Doubt = b
