@@ -28,11 +28,13 @@ import "github.com/indexima-exporter/indexima_exporter/event"
 // busy node, and slowly on a quiet one. A poll whose bracket does not meet
 // the others' means that a clock stepped (or that an event was shown late):
 // it is held in doubt, and the next poll decides. A second poll that agrees
-// with it and not with the older evidence drops the older evidence (a clock
-// stepped: within two polls the lag reads the new one); one that agrees with
-// the older evidence drops the doubt (an event shown late). A poll whose own
-// bracket is empty (a step between its listing and the previous one, which
-// mixes the clocks of before and after) is not used.
+// with it and not with the older evidence, the two bounding the lag on both
+// sides, drops the older evidence (a clock stepped: the lag reads the new
+// one); one that agrees with the older evidence drops the doubt (an event
+// shown late). A poll whose own bracket is empty (a step between its
+// listing and the previous one, which mixes the clocks of before and after)
+// is not used. A count that shows a node's clock went back
+// (pollRun.forgotten) drops the evidence too.
 //
 // What the engine uses (Lateness.LagMS: how far ahead of the console's
 // clock events may be dated, guard.go; the node's clock on a console that
@@ -300,7 +302,7 @@ func (l *Lateness) lagBound(ref int64) (int64, bool) {
 // (negative: ahead), as the listings of the last hour show it: the middle
 // of their bracket, within lagPrecisionMS/2 of the lag. ok is false when it
 // cannot be told that closely: no event shown for the first time in the
-// last hour by two successive whole listings, a bracket still wider (a
+// last hour after a whole listing, a bracket still wider (a
 // quiet node), a poll in doubt (a clock that stepped, not yet confirmed),
 // or a console whose answers carry no Date.
 func (st *State) ClockLag() (ms int64, ok bool) {
