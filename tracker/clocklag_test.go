@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -302,4 +303,45 @@ func TestLagBrackets(t *testing.T) {
 	shown("a bracket wider than 10 s", 0, false, 8000)
 	l.noteLag(later, closed(-3000, 6000))
 	shown("9 s wide", 1500, true, 6000)
+}
+
+// A state saved by the previous version has no "clock" key and may hold,
+// in its "lag" slots, an upper bound that is wrong (the -87 s read after a
+// step of both clocks back): nothing is shown until the listings tell the
+// lag, and they do within three polls.
+func TestClockLagFromAPreviousVersionsState(t *testing.T) {
+	c := &wallConsole{running: true}
+	lr := newLagRun(t, c, true)
+	for i := 0; i < 10; i++ {
+		lr.poll()
+	}
+	var old State
+	b, err := lr.st.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		t.Fatal(err)
+	}
+	old.Lateness.Clock = clockEvidence{}
+	for i := range old.Lateness.Lag {
+		if old.Lateness.Lag[i].Set {
+			old.Lateness.Lag[i].V = -87_000
+		}
+	}
+	old.Lateness.LagMS = -87_000
+	lr.st = &old
+	if ms, ok := lr.st.ClockLag(); ok {
+		t.Fatalf("lag %d ms shown from the previous version's state", ms)
+	}
+	for i := 0; ; i++ {
+		ms, ok := lr.poll()
+		if ok && abs(ms) <= lagTolerance {
+			break
+		}
+		if ok || i >= 3 {
+			t.Fatalf("poll %d after the restore: lag %d ms (shown: %v), want 0", i, ms, ok)
+		}
+	}
+	lr.exact("after the restore")
 }
