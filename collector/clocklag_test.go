@@ -152,17 +152,21 @@ func TestClockLagAfterClockSteps(t *testing.T) {
 				e := newLagEnv(t, cfg, 0, -30*time.Second, 25*time.Second)
 				e.scrape(e.shift)
 				i := 0
-				step := func() metrics {
+				stepBy := func(d time.Duration) metrics {
 					t.Helper()
 					i++
 					e.logSoon(int64(1+i*309%1000), int64(300+i%3*2500))
-					e.clock.Advance(time.Second)
+					e.clock.Advance(d)
 					return e.scrape(e.shift)
 				}
+				step := func() metrics { return stepBy(time.Second) }
 				// Two minutes first, so that no clock steps back to before
 				// first contact (the truth counts the events completed since,
-				// by the nodes' clocks).
-				for i := 0; i < 120; i++ {
+				// by the nodes' clocks); then a few scrapes a second apart.
+				for i := 0; i < 12; i++ {
+					stepBy(10 * time.Second)
+				}
+				for i := 0; i < 5; i++ {
 					step()
 				}
 				old := map[string]float64{}
@@ -200,8 +204,8 @@ func TestClockLagAfterClockSteps(t *testing.T) {
 				}
 				t.Logf("new lag first shown, by node, this many scrapes after the step: %v", shownAt)
 				// Past where the clocks stepped from, and settled: exact.
-				for i := 0; i < 100; i++ {
-					step()
+				for i := 0; i < 10; i++ {
+					stepBy(10 * time.Second)
 				}
 				e.sim.SetRate(0)
 				e.clock.Advance(5 * time.Minute)
