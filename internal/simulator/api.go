@@ -210,8 +210,18 @@ func (s *Simulator) StartCluster() { s.startCluster() }
 // second from the next simulated second on (0: only scripted events).
 func (s *Simulator) SetRate(r float64) { s.setRate(r) }
 
-// ShiftClock moves a node's clock by d (negative: `last` goes backwards).
+// ShiftClock moves a node's clock by d (negative: `last` goes backwards),
+// the console's and the other nodes' staying: the node's clock steps alone.
 func (s *Simulator) ShiftClock(node string, d time.Duration) { s.shiftClock(node, d) }
+
+// StepClock moves the console's clock by d, on any Clock, and with it every
+// node's (they run at their offsets from it): an NTP correction on the
+// whole cluster. Its Date headers, `last`, token lifetimes and the nodes'
+// event dates follow. Events dated after a node's clock become invisible
+// until the clock reaches them again (the simulator's log is a function of
+// its nodes' clocks), and no background event is logged for the time a
+// clock runs over twice. With a ManualClock, Advance does the same.
+func (s *Simulator) StepClock(d time.Duration) { s.clock.step.Add(int64(d)) }
 
 // ---- In-process answers (implemented in direct.go) ----
 

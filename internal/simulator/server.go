@@ -13,7 +13,7 @@ import (
 // Simulator is a simulated console with its nodes. Safe for concurrent use.
 type Simulator struct {
 	cfg   Config
-	clock Clock
+	clock *steppedClock // Config.Clock, moved by StepClock
 	loc   *time.Location
 
 	nodeList []*node
@@ -42,10 +42,10 @@ type Simulator struct {
 }
 
 func newSimulator(cfg Config) *Simulator {
-	s := &Simulator{cfg: cfg, clock: cfg.Clock, loc: cfg.Location, byKey: map[string]*node{},
+	s := &Simulator{cfg: cfg, clock: &steppedClock{base: cfg.Clock}, loc: cfg.Location, byKey: map[string]*node{},
 		closed: make(chan struct{}), conns: map[net.Conn]struct{}{}}
-	if s.clock == nil {
-		s.clock = realClock{}
+	if s.clock.base == nil {
+		s.clock.base = realClock{}
 	}
 	if s.loc == nil {
 		s.loc = time.UTC
