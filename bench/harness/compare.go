@@ -56,7 +56,7 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 	row := CompareRow{N: n, Scrapes: o.scrapesFor(n)}
 	var runs [2]*exporterRun
 	for i, bin := range []string{o.ExporterBin, other} {
-		c, err := startCluster(n, o.Rate, o.Seed, console{profile: o.Profile, countRunning: o.CountRunning})
+		c, err := startCluster(n, o.Rate, o.Seed, console{profile: o.Profile, countRunning: o.CountRunning, tls: o.ConsoleTLS})
 		if err != nil {
 			return row, err
 		}

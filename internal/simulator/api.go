@@ -12,6 +12,7 @@
 package simulator
 
 import (
+	"crypto/tls"
 	"net/http"
 	"time"
 )
@@ -74,6 +75,13 @@ type Config struct {
 	StartedAgo time.Duration
 	// Compact makes JSON answers compact; default is compact too; Pretty: indented.
 	Pretty bool
+	// TLS, when set, serves the console over HTTPS with this configuration
+	// (its certificate). Its NextProtos are the protocols the console
+	// offers in ALPN, "h2" and "http/1.1", and the only ones it speaks
+	// (empty: both, as net/http's server). Offering only "h2" is a console
+	// behind an HTTP/2-only load balancer: a client offering only
+	// http/1.1 fails its handshake, one offering none is hung up on.
+	TLS *tls.Config
 }
 
 // SSOMode is how Config.SSOProxy answers a call with an expired token.
@@ -170,7 +178,8 @@ func New(cfg Config) *Simulator { return newSimulator(cfg) }
 // Start listens on addr (use "127.0.0.1:0") and serves until Close.
 func (s *Simulator) Start(addr string) error { return s.start(addr) }
 
-// URL is the console base URL, e.g. http://127.0.0.1:34567.
+// URL is the console base URL, e.g. http://127.0.0.1:34567 (https://
+// with Config.TLS).
 func (s *Simulator) URL() string { return s.url() }
 
 // Handler serves the console API (for callers that run their own server).

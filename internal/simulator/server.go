@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -31,10 +32,11 @@ type Simulator struct {
 	// (the console Down fault) while the http.Server lives on.
 	srvMu   sync.Mutex
 	srv     *http.Server
-	addr    string // resolved listen address, kept across Down
-	ln      net.Listener
-	held    bool      // ln shares its port (SO_REUSEPORT): hold can keep it while Down
-	hold    io.Closer // while Down: a bound socket that never listens, holding the port
+	addr    string       // resolved listen address, kept across Down
+	ln      net.Listener // the TCP listener, beneath TLS with Config.TLS
+	tls     *tls.Config  // the listener's TLS, nil for plain HTTP
+	held    bool         // ln shares its port (SO_REUSEPORT): hold can keep it while Down
+	hold    io.Closer    // while Down: a bound socket that never listens, holding the port
 	conns   map[net.Conn]struct{}
 	serving sync.WaitGroup
 	closed  chan struct{}
@@ -115,13 +117,20 @@ func (s *Simulator) start(addr string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnState:         s.trackConn,
 	}
+	if s.cfg.TLS != nil {
+		s.tls, s.srv.Protocols = serverTLS(s.cfg.TLS)
+	}
 	s.serveLocked(ln)
 	return nil
 }
 
-// serveLocked serves on ln in the background. Caller holds srvMu.
+// serveLocked serves on ln in the background (through TLS with
+// Config.TLS). Caller holds srvMu.
 func (s *Simulator) serveLocked(ln net.Listener) {
 	s.ln = ln
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
 	srv := s.srv
 	s.serving.Add(1)
 	go func() {
@@ -205,7 +214,30 @@ func (s *Simulator) setDown(down bool) {
 func (s *Simulator) url() string {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
+	if s.tls != nil {
+		return "https://" + s.addr
+	}
 	return "http://" + s.addr
+}
+
+// serverTLS is the listener's TLS configuration for cfg, offering in ALPN
+// the protocols of cfg.NextProtos (both when empty), and the server's
+// protocols to match: the console speaks only what it offers.
+func serverTLS(cfg *tls.Config) (*tls.Config, *http.Protocols) {
+	out := cfg.Clone()
+	if len(out.NextProtos) == 0 {
+		out.NextProtos = []string{"h2", "http/1.1"}
+	}
+	var p http.Protocols
+	for _, proto := range out.NextProtos {
+		switch proto {
+		case "h2":
+			p.SetHTTP2(true)
+		case "http/1.1":
+			p.SetHTTP1(true)
+		}
+	}
+	return out, &p
 }
 
 func (s *Simulator) handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
