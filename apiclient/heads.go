@@ -72,14 +72,14 @@ func readHeads(r *bufio.Reader, req *http.Request, in *headLimit) (*http.Respons
 			return nil, err
 		}
 		if fields := headerFields(resp.Header); fields > maxHeaderFields {
-			return nil, &headLimitError{what: fmt.Sprintf("%d header fields, more than %d", fields, maxHeaderFields)}
+			return nil, tooManyFields(fields)
 		}
 		final := resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols
 		if final {
 			return resp, nil
 		}
 		if interim == maxInterimAnswers {
-			return nil, &headLimitError{what: fmt.Sprintf("more than %d interim (1xx) answers before its final one", maxInterimAnswers)}
+			return nil, errTooManyInterim
 		}
 	}
 }

@@ -74,6 +74,19 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 		if _, err := e.run(ctx, 2, o.Interval); err != nil { // first contact, then one poll
 			return row, fmt.Errorf("warm-up: %w", err)
 		}
+		// A binary that cannot talk to the console (a protocol it does
+		// not speak) would be measured failing its calls, which is cheap.
+		// A node that timed out at first contact on a busy machine comes
+		// up at a later scrape (at the same simulated time).
+		for retry := 0; retry < 5 && int(e.last.sum("indexima_up")) != n; retry++ {
+			if _, err := e.run(ctx, 1, 0); err != nil {
+				return row, fmt.Errorf("warm-up: %w", err)
+			}
+		}
+		if up := e.last.sum("indexima_up"); int(up) != n {
+			log := e.p.out.String()
+			return row, fmt.Errorf("%s: %v of %d nodes up after the warm-up; its log ends: %s", bin, up, n, log[max(0, len(log)-600):])
+		}
 		runs[i] = e
 	}
 	fmt.Fprintf(o.Log, "N=%d: two exporters side by side (%d steady scrapes each)\n", n, row.Scrapes)

@@ -141,6 +141,8 @@ type Stats struct {
 	Refused       int            // calls refused as unauthenticated
 	Requests      map[string]int // by endpoint name (login, version, columns, events, events_date, lastevents, event_asc, event_desc, event_count)
 	NodeRequests  map[string]int // /api/monitor calls by node key
+	Protocols     map[string]int // API calls by protocol as received: HTTP/1.1, HTTP/2.0
+	Connections   int            // connections accepted (refused TLS handshakes included)
 }
 
 // Fault is injected on a node's calls (SetNodeFault) or on every call,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,6 +146,7 @@ func (s *Simulator) trackConn(c net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
 		s.conns[c] = struct{}{}
+		s.st.add(func(st *Stats) { st.Connections++ })
 	case http.StateClosed, http.StateHijacked:
 		delete(s.conns, c)
 	}
@@ -236,6 +238,23 @@ func serverTLS(cfg *tls.Config) (*tls.Config, *http.Protocols) {
 		case "http/1.1":
 			p.SetHTTP1(true)
 		}
+	}
+	if p.HTTP2() && !p.HTTP1() {
+		// Go's TLS server lets a client that offers http/1.1 alone
+		// through an "h2"-only ALPN list, without a protocol (Go issue
+		// 46310), and the HTTP server would then hang up on it. The
+		// HTTP/2-only fronts this stands for refuse it in the handshake,
+		// with the no_application_protocol alert: a list without "h2"
+		// (and without what the client offers) makes Go send that alert.
+		h2 := out
+		refuse := h2.Clone()
+		refuse.NextProtos = []string{"h2-only-front"}
+		out = &tls.Config{GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			if len(hello.SupportedProtos) > 0 && !slices.Contains(hello.SupportedProtos, "h2") {
+				return refuse, nil
+			}
+			return h2, nil
+		}}
 	}
 	return out, &p
 }

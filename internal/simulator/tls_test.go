@@ -3,6 +3,7 @@ package simulator
 import (
 	"crypto/tls"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -68,6 +69,7 @@ func TestTLSOffersWhatItSpeaks(t *testing.T) {
 			if !strings.HasPrefix(s.URL(), "https://127.0.0.1:") {
 				t.Fatalf("URL %s", s.URL())
 			}
+			answered := map[string]int{}
 			for offer, want := range tc.speaks {
 				var protos []string
 				if offer != "" {
@@ -79,6 +81,8 @@ func TestTLSOffersWhatItSpeaks(t *testing.T) {
 					if err == nil {
 						resp.Body.Close()
 						t.Errorf("a client offering %q was answered %s", protos, resp.Proto)
+					} else if offer != "" && !strings.Contains(err.Error(), "tls: no application protocol") {
+						t.Errorf("a client offering %q: %v, want the handshake refused (tls: no application protocol)", protos, err)
 					}
 					continue
 				}
@@ -91,6 +95,10 @@ func TestTLSOffersWhatItSpeaks(t *testing.T) {
 				if resp.Proto != want || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"id"`) {
 					t.Errorf("a client offering %q: %s %d %.80s, want %s 200 and a session", protos, resp.Proto, resp.StatusCode, body, want)
 				}
+				answered[resp.Proto]++
+			}
+			if st := s.Stats(); !maps.Equal(st.Protocols, answered) || st.Connections != len(tc.speaks) {
+				t.Errorf("stats: calls by protocol %v, %d connections; want %v, %d", st.Protocols, st.Connections, answered, len(tc.speaks))
 			}
 		})
 	}
