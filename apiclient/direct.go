@@ -90,7 +90,7 @@ func (t *directTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		dc, err := t.conn(req.Context(), req, key)
-		if err == errPickedH2 {
+		if errors.Is(err, errPickedH2) {
 			return t.viaHTTP2(req, key)
 		}
 		if err != nil {

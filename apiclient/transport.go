@@ -66,7 +66,7 @@ func newHTTPClient(cfg Config) (*http.Client, error) {
 var http2Bounds = &http.HTTP2Config{
 	MaxReceiveBufferPerStream:     256 << 10,
 	MaxReceiveBufferPerConnection: 2 << 20,
-	// Frames of the protocol's default size: net/http's 1 MiB would be
-	// the read buffer of each connection.
+	// Frames of the protocol's default size: with net/http's 1 MiB, a
+	// console could grow the read buffer of each connection to that.
 	MaxReadFrameSize: 16 << 10,
 }
