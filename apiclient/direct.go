@@ -34,8 +34,9 @@ import (
 // http and https, and HTTP/2. Over TLS it offers h2 and http/1.1 in ALPN,
 // as net/http does; a console that picks h2 (an HTTP/2-only load balancer
 // or ingress, or one that prefers it) is left to net/http from then on,
-// which speaks HTTP/2 itself. The connection that learnt it is closed: the
-// first call costs one handshake more, once per console and process.
+// which speaks HTTP/2 itself. The connections that learnt it are closed:
+// the calls under way when it is learnt (at first contact, every node polled
+// at once) cost one handshake more each, once per console and process.
 type directTransport struct {
 	// fallback takes what this transport does not, and holds the settings
 	// both share: the proxy function, the dialer, the TLS configuration,
