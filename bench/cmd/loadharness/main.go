@@ -35,6 +35,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -134,6 +135,11 @@ func run(args []string) int {
 				return 2
 			}
 			alpn = append(alpn, p)
+		}
+		if *withJSON && !slices.Contains(alpn, "http/1.1") && len(ns) > 0 && *compare == "" {
+			// Tried: its client offers no h2, and the console hangs up.
+			fmt.Fprintln(os.Stderr, "loadharness: json_exporter "+harness.JSONExporterVersion+" cannot talk to a console that offers only h2: add -json=false")
+			return 2
 		}
 	}
 	ko := harness.KnobOptions{Nodes: *knobNodes, Rate: *knobRate, Interval: *knobInterval, WarmUp: *knobWarmUp,
