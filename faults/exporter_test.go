@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ type process struct {
 type startOpts struct {
 	args []string    // extra flags
 	tls  *tls.Config // client TLS for an https listener (--web.config.file)
+	env  []string    // added to the exporter's environment
 	user string      // basic auth of the readiness probe
 	pass string
 }
@@ -55,6 +57,9 @@ func startExporter(t *testing.T, o startOpts) *process {
 	p.client = &http.Client{Transport: tr, Timeout: 60 * time.Second}
 	p.cmd = exec.Command(exporterBinary(t), args...)
 	p.cmd.Stderr, p.cmd.Stdout = p.stderr, p.stdout
+	if o.env != nil {
+		p.cmd.Env = append(os.Environ(), o.env...)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("starting the exporter: %v", err)
 	}
