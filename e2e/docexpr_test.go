@@ -47,8 +47,9 @@ var (
 	// function or aggregation call.
 	spanStartRE = regexp.MustCompile(`^(?:(indexima_[a-z0-9_]+)|([a-z_]+)\s*(?:\(|\s+(?:by|without)\s*\())`)
 	// What may follow a metric name at the start of a PromQL span: the end,
-	// a selector's braces, a range, or a binary operator.
-	afterNameRE = regexp.MustCompile(`^(?:$|[{\[]|\s*(?:==|!=|>=|<=|[-+*/%^<>]|and\b|or\b|unless\b|offset\b))`)
+	// a selector's braces, a range, or a binary operator between spaces (as
+	// the docs write them; indexima_exporter/VERSION is a User-Agent).
+	afterNameRE = regexp.MustCompile(`^(?:$|[{\[]|\s+(?:==|!=|>=|<=|[-+*/%^<>]|and|or|unless|offset)(?:\s|$))`)
 	// A label list written as notation (indexima_events_total{node,event}),
 	// not a selector: braces with no matcher.
 	notationBracesRE = regexp.MustCompile(`\{[a-z_, ]*\}`)
