@@ -48,7 +48,8 @@ image:
 	IMAGE="$(IMAGE)" VERSION="$(VERSION)" REVISION="$(REVISION)" \
 		PLATFORMS="$(IMAGE_PLATFORMS)" ./scripts/image.sh
 
-# Renders the monitoring mixin (mixin/) into the shipped rule file and
+# Renders the monitoring mixin (mixin/) into the shipped rule file (and its
+# copy in the Helm chart, which holds no symbolic link) and
 # dashboards; a test fails when they differ from it.
 mixin:
 	./scripts/render-mixin.sh .

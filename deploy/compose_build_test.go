@@ -105,5 +105,34 @@ func TestComposeCommandFromAFreshClone(t *testing.T) {
 	if !strings.Contains(out, "version "+version+" ") || !strings.Contains(out, "revision: unknown") {
 		t.Errorf("--version of the compose build printed %q, want version %s and revision unknown (no .git in the context)", out, version)
 	}
-	runDemo(t, b, ctr, version, args...)
+	// The service's volumes (the event log's): a directory each, owned by
+	// the image's user as the stack's volume is.
+	var runOpts []string
+	uid, err := strconv.Atoi(imageUID(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	volumeDirs := map[string]string{}
+	for _, m := range mounts(t, exp) {
+		if !m.named {
+			continue
+		}
+		dir := t.TempDir()
+		if err := os.Chown(dir, uid, uid); err != nil {
+			t.Fatalf("a directory for volume %s: %v", m.source, err)
+		}
+		volumeDirs[m.target] = dir
+		runOpts = append(runOpts, "--volume", dir+":"+m.target)
+	}
+	runDemo(t, b, ctr, version, runOpts, args...)
+	// The exporter wrote its event log into the volume Alloy reads.
+	if logPath := flagValue(args, "events.log"); logPath != "" {
+		m, ok := mountOf(t, exp, logPath)
+		if !ok {
+			t.Fatalf("--events.log=%s is on no volume of the service", logPath)
+		}
+		if _, err := os.Stat(filepath.Join(volumeDirs[m.target], strings.TrimPrefix(logPath, m.target))); err != nil {
+			t.Errorf("the exporter of the compose build wrote no event log in its volume: %v", err)
+		}
+	}
 }

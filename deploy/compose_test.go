@@ -90,6 +90,22 @@ func TestComposeStack(t *testing.T) {
 	if ports := strings.Join(stringList(dig(exp, "ports")), " "); !strings.Contains(ports, ":"+strconv.Itoa(exporterPort)) {
 		t.Errorf("exporter ports %q do not publish %d", ports, exporterPort)
 	}
+	// The links it gives out (the alerts' status_url among them) open from
+	// the host's browser: its external URL is the port published on the
+	// host, not exporter:9897, which only the stack resolves.
+	ext, err := url.Parse(flagValue(stringList(dig(exp, "command")), "web.external-url"))
+	if err != nil || ext.Hostname() != "localhost" {
+		t.Errorf("exporter --web.external-url %v (%v): want http://localhost:<published port>", ext, err)
+	} else {
+		published := false
+		for _, p := range stringList(dig(exp, "ports")) {
+			parts := strings.Split(strings.TrimSuffix(p, "/tcp"), ":")
+			published = published || len(parts) == 3 && parts[1] == ext.Port() && parts[2] == strconv.Itoa(exporterPort)
+		}
+		if !published {
+			t.Errorf("exporter --web.external-url %s: port %s is not the host's port of the exporter (ports %v)", ext, ext.Port(), stringList(dig(exp, "ports")))
+		}
+	}
 
 	// Prometheus runs a release of a line the tests prove the rules,
 	// dashboards and configuration on.

@@ -31,7 +31,18 @@ func helmTemplate(t *testing.T, valuesFiles []string, sets ...string) []object {
 		args = append(args, "--set", s)
 	}
 	r := mustRun(t, 2*time.Minute, repoRoot(t), tool(t, "helm"), args...)
+	requireNoHelmWarning(t, args, r)
 	return decodeAll(t, "helm template", []byte(r.stdout))
+}
+
+// requireNoHelmWarning fails on a helm command that warned: anything on its
+// standard error (Helm's "found symbolic link in path", a deprecation) or a
+// [WARNING] of helm lint. A user sees every one of them at every command.
+func requireNoHelmWarning(t *testing.T, args []string, r result) {
+	t.Helper()
+	if strings.TrimSpace(r.stderr) != "" || strings.Contains(r.stdout, "[WARNING]") {
+		t.Errorf("helm %s warned:\n%s", strings.Join(args, " "), r)
+	}
 }
 
 func TestHelmLint(t *testing.T) {
@@ -45,6 +56,7 @@ func TestHelmLint(t *testing.T) {
 		if !strings.Contains(r.stdout, "0 chart(s) failed") {
 			t.Errorf("helm %s:\n%s", strings.Join(args, " "), r)
 		}
+		requireNoHelmWarning(t, args, r)
 	}
 }
 
@@ -162,12 +174,13 @@ func TestHelmStateFilePersistenceRefusals(t *testing.T) {
 }
 
 // TestHelmPackage packages the chart as a release would: the archive holds
-// the rule files behind the rules/ link (not the link), and its appVersion
+// the rule files of rules/, and its appVersion
 // is the exporter's version.
 func TestHelmPackage(t *testing.T) {
 	dir := t.TempDir()
 	root := repoRoot(t)
-	mustRun(t, 2*time.Minute, root, tool(t, "helm"), "package", chartDir, "--destination", dir)
+	args := []string{"package", chartDir, "--destination", dir}
+	requireNoHelmWarning(t, args, mustRun(t, 2*time.Minute, root, tool(t, "helm"), args...))
 	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
 	if err != nil {
 		t.Fatal(err)
@@ -402,26 +415,45 @@ func TestHelmRawConfig(t *testing.T) {
 	checkConfigWiring(t, objs, find(t, objs, "Deployment", "release-indexima-exporter"), false)
 }
 
-// TestHelmRulesAreLinked: the chart's rules/ is a link to
-// deploy/prometheus/rules, so the PrometheusRule cannot drift from them.
-func TestHelmRulesAreLinked(t *testing.T) {
-	link := filepath.Join(repoRoot(t), chartDir, "rules")
-	fi, err := os.Lstat(link)
+// TestHelmChartHoldsTheShippedRules: the chart holds no symbolic link (Helm
+// warns of one at every command), and its rules/ is the copy `make mixin`
+// writes of deploy/prometheus/rules: the same files, byte for byte, so the
+// PrometheusRule cannot drift from the rules Prometheus loads.
+func TestHelmChartHoldsTheShippedRules(t *testing.T) {
+	root := repoRoot(t)
+	err := filepath.WalkDir(filepath.Join(root, chartDir), func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Type()&os.ModeSymlink != 0 {
+			t.Errorf("%s is a symbolic link: Helm warns of it at every command; copy the files in (make mixin does the rules)", path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode()&os.ModeSymlink == 0 {
-		t.Fatalf("%s is not a symbolic link to ../../prometheus/rules", link)
+	shipped := globFiles(t, "deploy/prometheus/rules/*.yml")
+	copies := globFiles(t, chartDir+"/rules/*.yml")
+	names := func(files []string) []string {
+		out := make([]string, len(files))
+		for i, f := range files {
+			out[i] = filepath.Base(f)
+		}
+		slices.Sort(out)
+		return out
 	}
-	got, err := filepath.EvalSymlinks(link)
-	if err != nil {
-		t.Fatal(err)
+	if !slices.Equal(names(shipped), names(copies)) {
+		t.Fatalf("the chart's rules/ holds %v, deploy/prometheus/rules %v: run make mixin", names(copies), names(shipped))
 	}
-	want, err := filepath.EvalSymlinks(filepath.Join(repoRoot(t), "deploy", "prometheus", "rules"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != want {
-		t.Fatalf("%s resolves to %s, want %s", link, got, want)
+	for _, f := range shipped {
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(root, chartDir, "rules", filepath.Base(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s/rules/%s differs from deploy/prometheus/rules/%s: run make mixin", chartDir, filepath.Base(f), filepath.Base(f))
+		}
 	}
 }

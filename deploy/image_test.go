@@ -200,7 +200,7 @@ func TestImage(t *testing.T) {
 			t.Errorf("EXPOSE %v, want only %s/tcp, the exporter's default port", cfg.ExposedPorts, m[1])
 		}
 		// The image serves metrics in demo mode, as its non-root user.
-		runDemo(t, b, ctr, version, "--demo", "--web.listen-address=127.0.0.1:0")
+		runDemo(t, b, ctr, version, nil, "--demo", "--web.listen-address=127.0.0.1:0")
 	}
 	if defaultPort == "" {
 		t.Error("no linux/amd64 image was run")
@@ -272,8 +272,8 @@ func removeManifestList(b buildah, image string) {
 // series and the build version, then stops it and checks that nothing is
 // left listening. The test reads the port the exporter got from its log: a
 // port found free beforehand and handed over could be taken by a parallel
-// test before it binds it.
-func runDemo(t *testing.T, b buildah, ctr, version string, args ...string) {
+// test before it binds it. runOpts are options of buildah run (volumes).
+func runDemo(t *testing.T, b buildah, ctr, version string, runOpts []string, args ...string) {
 	t.Helper()
 	logFile := filepath.Join(t.TempDir(), "exporter.log")
 	lf, err := os.Create(logFile)
@@ -281,8 +281,8 @@ func runDemo(t *testing.T, b buildah, ctr, version string, args ...string) {
 		t.Fatal(err)
 	}
 	defer lf.Close()
-	cmd := exec.Command(b.bin, b.args(append([]string{"run", "--isolation", "chroot", ctr, "--",
-		"/bin/indexima_exporter"}, args...)...)...)
+	run := append(append([]string{"run", "--isolation", "chroot"}, runOpts...), ctr, "--", "/bin/indexima_exporter")
+	cmd := exec.Command(b.bin, b.args(append(run, args...)...)...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -48,7 +48,8 @@ func readObjectsFile(t testing.TB, f string) []object {
 
 // TestPlainPrometheusRuleMatchesRules: the plain manifest cannot include
 // files, so it is generated from deploy/prometheus/rules, and this test fails
-// as soon as the two differ. (The Helm chart links the rules instead.)
+// as soon as the two differ. (The Helm chart holds a copy of the rule file
+// instead, written by make mixin.)
 func TestPlainPrometheusRuleMatchesRules(t *testing.T) {
 	groups := ruleGroups(t)
 	file := filepath.Join(repoRoot(t), plainRuleFile)

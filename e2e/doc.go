@@ -26,6 +26,13 @@
 // /probe with its target and module, and follows a reload of the exporter's
 // configuration that removes a node and adds another.
 //
+// TestDocsPromQLOnTheDemo runs every PromQL expression of the README and
+// docs/*.md, read from the Markdown itself (```promql blocks and code spans
+// that are PromQL), on both lines scraping the exporter's --demo: each parses
+// and returns data unless its text says when it is empty, names only
+// metrics that exist, and a value its text claims ("(should stay 0)") holds
+// at every second of the run.
+//
 // Run it with `go test ./e2e/` (about five minutes). It needs prometheus
 // (Debian package prometheus) and prometheus3 (built by
 // scripts/install-test-deps.sh into the tools cache): without them the tests

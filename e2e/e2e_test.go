@@ -22,6 +22,11 @@ import (
 // (10s and 20s), so a false increase or a bad first contact shows up.
 const quietFor = 20 * time.Second
 
+// externalURL is the exporter's --web.external-url in TestEndToEnd, as the
+// docker-compose stack sets it: nothing listens there, the alerts' links
+// only name it.
+const externalURL = "http://localhost:9897"
+
 // TestEndToEnd runs the exporter binary against the simulator, scraped by a
 // real Prometheus with the shipped rules (durations scaled down, see
 // timeScale), and drives a scenario through it:
@@ -29,7 +34,8 @@ const quietFor = 20 * time.Second
 //  1. quiet cluster: no alert, not even pending;
 //  2. a node reported down by two nodes: one IndeximaNodeDownReported,
 //     pending, then firing with down_node the node's configured name (its
-//     number in the configuration), then resolved;
+//     number in the configuration) and its status_url under the exporter's
+//     --web.external-url, then resolved;
 //  3. a memory-low episode: IndeximaMemoryLow and IndeximaHyperIndexesUnloaded
 //     (one alert for the node, not one per index) pending then firing, and
 //     resolved once the indexes are loaded again;
@@ -69,6 +75,9 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 	keys := sim.Nodes()
 
 	exp := newExporter(t, bin, dir, sim)
+	// Where a browser reaches the exporter (not where Prometheus scrapes
+	// it): the alerts' status_url start with it.
+	exp.args = []string{"--web.external-url=" + externalURL}
 	exp.start(t)
 
 	rulesDir := filepath.Join(dir, "rules")
@@ -106,7 +115,7 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 		if got, wantSummary := a.Annotations["summary"], "Indexima node node2 is reported down"; got != wantSummary {
 			t.Errorf("summary %q, want %q", got, wantSummary)
 		}
-		if got, wantURL := a.Annotations["status_url"], "http://"+exp.addr+"/status#node-node2"; got != wantURL {
+		if got, wantURL := a.Annotations["status_url"], externalURL+"/status#node-node2"; got != wantURL {
 			t.Errorf("status_url %q, want %q", got, wantURL)
 		}
 		e.checkWasPending(t, want)
@@ -128,7 +137,7 @@ func endToEnd(t *testing.T, line testkit.PrometheusLine) {
 		if got, want := a.Annotations["summary"], "2 hyperindex(es) unloaded on Indexima node node1"; got != want {
 			t.Errorf("summary %q, want %q", got, want)
 		}
-		if got, want := a.Annotations["status_url"], "http://"+exp.addr+"/status#node-node1"; got != want {
+		if got, want := a.Annotations["status_url"], externalURL+"/status#node-node1"; got != want {
 			t.Errorf("status_url %q, want %q", got, want)
 		}
 		sim.ReloadIndexes(keys[0], unloaded...)

@@ -15,7 +15,8 @@ local util = import 'lib/util.libsonnet';
     act today; info: for context), annotations `summary`, `description`,
     `runbook_url` (a section of docs/runbook.md, anchor = lower-cased alert name)
     and `status_url` (the exporter's /status page, at the card of the node the
-    alert is about or at its cluster's section).
+    alert is about or at its cluster's section; under the exporter's
+    --web.external-url when it has one).
 
     One alert per incident: an alert about the cluster as a whole (a node
     reported down, the cluster stopped or not ready, the console unreachable)
@@ -62,19 +63,27 @@ local util = import 'lib/util.libsonnet';
     // An indexima_* selector with the configured matchers.
     local m(metric, extra=[]) = util.selector(metric, [c.indeximaSelector] + extra),
     local runbook(alert) = c.runbookURL + '#' + std.asciiLower(alert),
-    // status_url: the exporter's /status page (_config.statusURL, else the
-    // instance's) at the card of a node (id node-[<cluster>-]<name>) or at
-    // the section of a cluster (id cluster[-<cluster>]), as
-    // internal/statuspage writes them.
-    local statusPage(instance) = if c.statusURL != '' then c.statusURL else 'http://' + instance + '/status',
-    local nodeStatus(node) = statusPage('{{ $labels.instance }}') + '#node-{{ with $labels.cluster }}{{ . }}-{{ end }}{{ ' + node + ' }}',
+    // status_url: the exporter's /status page at the card of a node (id
+    // node-[<cluster>-]<name>) or at the section of a cluster (id
+    // cluster[-<cluster>]), as internal/statuspage writes them. The page is
+    // _config.statusURL when set; else under the exporter's
+    // --web.external-url, the url label of its
+    // indexima_exporter_web_external_url_info series (looked up when the
+    // annotation is rendered, on the alert's job and instance); else under
+    // http://<instance>, the address Prometheus scrapes, which a browser may
+    // not reach.
+    local exporterURL(lookup, instance) = '{{ with printf ' + lookup + ' | query }}{{ with first . }}{{ .Labels.url }}{{ end }}{{ else }}http://' + instance + '{{ end }}',
+    local statusPage(base) = if c.statusURL != '' then c.statusURL else base + '/status',
+    local instanceURL = exporterURL('`indexima_exporter_web_external_url_info{job=%q,instance=%q}` $labels.job $labels.instance', '{{ $labels.instance }}'),
+    local nodeStatus(node) = statusPage(instanceURL) + '#node-{{ with $labels.cluster }}{{ . }}-{{ end }}{{ ' + node + ' }}',
     // An alert aggregated over the nodes has no instance label: the
     // instance of one of its cluster's series, looked up when the
     // annotation is rendered.
     local clusterInstance = '{{ with printf `indexima_up{job=%q,cluster=%q}` $labels.job $labels.cluster | query }}{{ with first . }}{{ .Labels.instance }}{{ end }}{{ end }}',
-    local clusterStatus = statusPage(clusterInstance) + '#cluster{{ with $labels.cluster }}-{{ . }}{{ end }}',
-    local downNodeStatus = statusPage(clusterInstance) + '#node-{{ with $labels.cluster }}{{ . }}-{{ end }}{{ $labels.down_node }}',
-    local exporterStatus = statusPage('{{ $labels.instance }}'),
+    local clusterURL = exporterURL('`indexima_exporter_web_external_url_info{job=%q} and on (job, instance) indexima_up{job=%q,cluster=%q}` $labels.job $labels.job $labels.cluster', clusterInstance),
+    local clusterStatus = statusPage(clusterURL) + '#cluster{{ with $labels.cluster }}-{{ . }}{{ end }}',
+    local downNodeStatus = statusPage(clusterURL) + '#node-{{ with $labels.cluster }}{{ . }}-{{ end }}{{ $labels.down_node }}',
+    local exporterStatus = statusPage(instanceURL),
     // "x grew in the last w" (see the header).
     local grew(x, w) = |||
       %(x)s
@@ -280,10 +289,9 @@ local util = import 'lib/util.libsonnet';
               exporter first contacted it (its event/count answers, running events
               aside, late events included); counted is what the exporter turned
               into metrics. They are equal exactly when nothing was missed
-              (docs/counting.md). A poll may count an event that completed right
-              after the console was asked (counted ahead of reported, never the
-              other way), and events found missing are looked for at once; a
-              difference that lasts %s is a loss.
+              (docs/counting.md), and reported is never below counted. Events
+              found missing are looked for at once; a difference that lasts %s
+              is a loss.
             ||| % util.humanDuration(f),
             expr: |||
               %s

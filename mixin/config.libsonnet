@@ -50,7 +50,8 @@
     runbookURL: 'https://github.com/indexima-exporter/indexima_exporter/blob/main/docs/runbook.md',
     // The exporter's /status page, where each alert's status_url points (at
     // the card of the node the alert is about, or at its cluster). Empty:
-    // http://<instance>/status, the instance label being the exporter's
+    // <--web.external-url>/status when the exporter runs with that flag,
+    // else http://<instance>/status, the instance label being the exporter's
     // address when Prometheus scrapes its /metrics (prometheus.yml). With
     // /probe targets (prometheus-probe.yml) instance is the node: set the
     // exporter's address here, e.g.

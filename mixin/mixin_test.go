@@ -70,7 +70,7 @@ func TestShippedFilesAreTheMixinRendered(t *testing.T) {
 		t.Fatal(err)
 	}
 	var shipped []string
-	for _, glob := range []string{"deploy/prometheus/rules/*.yml", "dashboards/*.json"} {
+	for _, glob := range []string{"deploy/prometheus/rules/*.yml", "deploy/helm/indexima-exporter/rules/*.yml", "dashboards/*.json"} {
 		files, err := filepath.Glob(filepath.Join(root, glob))
 		if err != nil {
 			t.Fatal(err)

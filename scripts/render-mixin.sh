@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Renders the monitoring mixin (mixin/render.jsonnet, default _config) into
-# OUT: the rule file deploy/prometheus/rules/indexima-alerts.yml and the
+# OUT: the rule file deploy/prometheus/rules/indexima-alerts.yml, its copy in
+# the Helm chart (deploy/helm/indexima-exporter/rules/) and the
 # dashboards dashboards/*.json, at those paths under OUT.
 #   scripts/render-mixin.sh .        # make mixin: rewrite the shipped files
 #   scripts/render-mixin.sh /tmp/x   # the mixin test: render, then compare

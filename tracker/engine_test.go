@@ -383,6 +383,13 @@ func (sc scenario) run(t testing.TB) outcome {
 			}
 			t.Fatalf("%v: %s: reported %d, above counted %d while the console counted no more than %d", sc, when, st.Reported, counted, countable)
 		}
+		// Every counted event is one the console holds: reported minus
+		// counted, the self-check an operator reads at any scrape, is never
+		// negative (an event that completed between a poll's count and its
+		// listing included).
+		if counted := sum(st.Events); st.Reported < counted {
+			t.Fatalf("%v: %s: reported %d, below counted %d", sc, when, st.Reported, counted)
+		}
 		if !strict {
 			return
 		}

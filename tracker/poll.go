@@ -57,11 +57,13 @@ func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Repo
 	if err != nil {
 		var pe *PartialError
 		if errors.As(err, &pe) {
+			st.reportCounted()
 			p.rep.Events = st.takeCounted(p.o.HandOut)
 			return st, p.rep, err
 		}
 		return nil, p.rep, err
 	}
+	st.reportCounted()
 	p.rep.Events = st.takeCounted(p.o.HandOut)
 	return st, p.rep, nil
 }

@@ -83,8 +83,7 @@ func (f *Futile) searched(deficit, beyond int64, found int, mode CountSemantics)
 // read within a few polls), and the running and given-up ones unless the
 // console is known to count completed events only. Reported minus counted
 // is then what the console holds that the engine missed, never more.
-// Reported is a counter: it never goes down (a count taken a moment before
-// a listing can trail it by an event that completed in between).
+// Reported is a counter: it never goes down.
 func (st *State) report(excess int64, u unsettled) {
 	c := st.Check.Sealed + st.Check.Outside + st.Known.countRange(st.Floor, maxInt64) - st.Known.baselineFrom(st.Floor) + excess - u.vanished
 	if st.Semantics.subtractsRunning() {
@@ -93,6 +92,24 @@ func (st *State) report(excess int64, u unsettled) {
 	if c > int64(st.Reported) {
 		st.Reported = uint64(c)
 	}
+}
+
+// reportCounted raises Reported to the events counted, at the end of every
+// poll that returns a state: each counted event is one the console holds,
+// completed after first contact, so its own number is at least that. The
+// count of a poll is taken before its listing (poll.go): an event that
+// completed in between is counted by this poll and in the console's count
+// only from the next one; and until the count semantics are known the
+// running events are taken out of the count. Without this, reported minus
+// counted would dip below 0 for a poll in both cases, and an operator
+// could not read the difference at any scrape. It never hides a miss: the
+// next count holds the counted events and the missed ones both.
+func (st *State) reportCounted() {
+	var counted uint64
+	for _, n := range st.Events {
+		counted += n
+	}
+	st.Reported = max(st.Reported, counted)
 }
 
 // seal moves the floor up to floor: the known events below it are sealed

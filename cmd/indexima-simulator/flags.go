@@ -18,7 +18,7 @@ type options struct {
 	nodes          int
 	nodeAddrs      []string
 	users          []string
-	noAuth         bool
+	auth           bool
 	staticTokens   []string
 	tokenLifetime  time.Duration
 	refusalStatus  int
@@ -40,7 +40,7 @@ type options struct {
 	retainFor      time.Duration
 	retainLast     int
 	abortOnStop    bool
-	noDate         bool
+	date           bool
 	location       string
 	profile        string
 	clockOffsets   []string
@@ -50,6 +50,15 @@ type options struct {
 }
 
 func parseFlags(args []string) (*options, error) {
+	app, o := newApp()
+	if _, err := app.Parse(args); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// newApp declares every flag.
+func newApp() (*kingpin.Application, *options) {
 	o := &options{}
 	app := kingpin.New("indexima-simulator",
 		"A simulated cluster console speaking the console REST API, for trying the exporter without a cluster.")
@@ -61,7 +70,10 @@ func parseFlags(args []string) (*options, error) {
 	app.Flag("node", "A node as host:port (repeatable); overrides --nodes.").StringsVar(&o.nodeAddrs)
 	app.Flag("user", "A console user as name:password (repeatable).").
 		Default("monitor:monitor").StringsVar(&o.users)
-	app.Flag("no-auth", "Disable authentication (no token needed), as in older consoles.").BoolVar(&o.noAuth)
+	// Booleans are named for what they turn on: kingpin gives each its
+	// --no- form, so --no-auth and --no-date read as before.
+	app.Flag("auth", "Require a login and a token on every call; --no-auth turns authentication off, as in older consoles.").
+		Default("true").BoolVar(&o.auth)
 	app.Flag("static-token", "A token that is always accepted and never expires (repeatable).").
 		StringsVar(&o.staticTokens)
 	app.Flag("token-lifetime", "Simulated time after which a token is refused; 0: never.").
@@ -98,7 +110,8 @@ func parseFlags(args []string) (*options, error) {
 	app.Flag("retain-last", "Keep only the newest N events of each node (0: all).").Default("0").IntVar(&o.retainLast)
 	app.Flag("abort-on-stop", "A cluster stop aborts running events: they never complete and are never listed again.").
 		BoolVar(&o.abortOnStop)
-	app.Flag("no-date", "Leave the Date header out of every answer.").BoolVar(&o.noDate)
+	app.Flag("date", "A Date header (the console's clock) on every answer; --no-date leaves it out.").
+		Default("true").BoolVar(&o.date)
 	app.Flag("location", "Time zone of day boundaries of get/events (IANA name).").Default("UTC").StringVar(&o.location)
 	app.Flag("profile", "Console behaviour where the specification leaves a choice open: "+profileHelp()+".").
 		Default(simulator.ProfileNames()[0]).EnumVar(&o.profile, simulator.ProfileNames()...)
@@ -109,10 +122,7 @@ func parseFlags(args []string) (*options, error) {
 	app.Flag("pretty", "Indent JSON listings.").BoolVar(&o.pretty)
 	app.Flag("log.level", "Log level: debug, info, warn, error.").Default("info").
 		EnumVar(&o.logLevel, "debug", "info", "warn", "error")
-	if _, err := app.Parse(args); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return app, o
 }
 
 // config turns the flags into a simulator configuration.
@@ -141,7 +151,7 @@ func (o *options) config(clock simulator.Clock) (simulator.Config, error) {
 		return cfg, fmt.Errorf("--location %q: %w", o.location, err)
 	}
 	cfg.Location = loc
-	if !o.noAuth {
+	if o.auth {
 		cfg.Users = map[string]string{}
 		for _, u := range o.users {
 			name, pass, ok := strings.Cut(u, ":")
@@ -222,7 +232,7 @@ func (o *options) readings(r *simulator.Readings) error {
 	r.NewestFirst = r.NewestFirst || o.newestFirst
 	r.CapKeepsNewest = r.CapKeepsNewest || o.capKeepsNewest
 	r.CountRunning = r.CountRunning || o.countRunning
-	r.AbortOnStop, r.NoDate = o.abortOnStop, o.noDate
+	r.AbortOnStop, r.NoDate = o.abortOnStop, !o.date
 	r.ListingCap, r.MaxLimit = o.listingCap, o.maxLimit
 	r.RetainFor, r.RetainLast = o.retainFor, o.retainLast
 	return r.Validate()

@@ -47,6 +47,22 @@ func TestFlagsToConfig(t *testing.T) {
 	if cfg, _ = o.config(nil); len(cfg.Users) != 0 {
 		t.Errorf("--no-auth kept users")
 	}
+	o, _ = parseFlags([]string{"--no-date"})
+	if cfg, _ = o.config(nil); !cfg.Readings.NoDate {
+		t.Errorf("--no-date: the Date header is still sent")
+	}
+	o, _ = parseFlags(nil)
+	if cfg, _ = o.config(nil); cfg.Readings.NoDate || len(cfg.Users) == 0 {
+		t.Errorf("defaults: Date header left out %v, users %v; want the Date and authentication", cfg.Readings.NoDate, cfg.Users)
+	}
+	// Every boolean is named for what it turns on: --help shows no
+	// --[no-]no-... flag.
+	app, _ := newApp()
+	for _, f := range app.Model().Flags {
+		if strings.HasPrefix(f.Name, "no-") {
+			t.Errorf("flag --%s is named negatively: its help reads --[no-]%s", f.Name, f.Name)
+		}
+	}
 
 	for _, bad := range [][]string{{"--user", "nopassword"}, {"--node", "nohostport"}, {"--nodes", "0"},
 		{"--location", "Mars/Olympus"}, {"--refusal-status", "42"}} {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/internal/statuspage"
 	"github.com/indexima-exporter/indexima_exporter/internal/web"
 )
 
@@ -20,6 +21,10 @@ import (
 const (
 	LabelCluster = "__meta_indexima_cluster" // the module; absent with the single-cluster form
 	LabelNode    = "__meta_indexima_node"    // the node's name (its node label)
+	// LabelStatusURL is the link to the node's card on /status, for a
+	// person: it starts with --web.external-url, else with the address the
+	// request for /sd came to.
+	LabelStatusURL = "__meta_indexima_status_url"
 )
 
 // Group is one target group of Prometheus's HTTP service discovery.
@@ -30,13 +35,15 @@ type Group struct {
 
 // Groups lists every configured node as a /probe target: one group per
 // node, its host:port as the target (what ?target= takes, and the
-// instance label of the shipped relabelling), its cluster and name as
-// labels. The order is the configuration's.
-func groups(cfg *config.Config) []Group {
+// instance label of the shipped relabelling), its cluster, name and the
+// link to its card on /status (under base) as labels. The order is the
+// configuration's.
+func groups(cfg *config.Config, base string) []Group {
 	out := make([]Group, 0, cfg.NodeCount())
 	for _, c := range cfg.Clusters {
 		for _, n := range c.Nodes {
-			labels := map[string]string{LabelNode: n.Name}
+			labels := map[string]string{LabelNode: n.Name,
+				LabelStatusURL: base + "/status#" + statuspage.NodeAnchor(c.Name, n.Name)}
 			if c.Name != "" {
 				labels[LabelCluster] = c.Name
 			}
@@ -54,7 +61,10 @@ func groups(cfg *config.Config) []Group {
 // to probe from the exporter and follows its reloads. A relabelling turns
 // each target into /probe?target=<host:port>&module=<cluster> (see
 // docs/scaling.md and deploy/prometheus/prometheus-probe.yml).
-func Handler(configs web.Configs) http.HandlerFunc {
+//
+// externalURL is --web.external-url without a trailing slash ("": the
+// links start with the scheme and host the request came to).
+func Handler(configs web.Configs, externalURL string) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		// Without a configuration, 503: Prometheus keeps the targets it has
 		// when a refresh fails.
@@ -62,7 +72,15 @@ func Handler(configs web.Configs) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		body, err := json.Marshal(groups(cfg))
+		base := externalURL
+		if base == "" {
+			scheme := "http"
+			if req.TLS != nil {
+				scheme = "https"
+			}
+			base = scheme + "://" + req.Host
+		}
+		body, err := json.Marshal(groups(cfg, base))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

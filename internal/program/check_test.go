@@ -78,7 +78,9 @@ func TestConfigCheckConnect(t *testing.T) {
 	})
 
 	// failure runs the check and wants status 1 and the given lines on
-	// stderr, each holding its parts.
+	// stderr, each holding its parts, and each short: one refusal said once,
+	// no body quoted, under 200 characters (the client's own error, for the
+	// logs, said "refused" three times in 300).
 	failure := func(t *testing.T, file string, want ...[]string) string {
 		t.Helper()
 		code, stdout, stderr := runOnce(t, "--config.check.connect", "--config.file="+file)
@@ -95,6 +97,9 @@ func TestConfigCheckConnect(t *testing.T) {
 					t.Errorf("line %q does not hold %q", errs[i], p)
 				}
 			}
+			if len(errs[i]) > 200 || strings.Count(errs[i], "refused") > 1 || strings.Contains(errs[i], "(body:") {
+				t.Errorf("line of %d characters, %d times \"refused\", a body quoted: want one short line\n%s", len(errs[i]), strings.Count(errs[i], "refused"), errs[i])
+			}
 		}
 		for _, bad := range []string{"goroutine", "panic", "s3cret"} {
 			if strings.Contains(stdout+stderr, bad) {
@@ -106,18 +111,18 @@ func TestConfigCheckConnect(t *testing.T) {
 	t.Run("closed port", func(t *testing.T) {
 		sim, file := checkSim(t, "s3cret")
 		sim.SetConsoleFault(simulator.Fault{Down: true})
-		failure(t, file, []string{"console " + sim.URL(), "console unreachable", "endpoint login", "(1 other node(s) not called)"})
+		failure(t, file, []string{"console " + sim.URL(), "console unreachable at login", "is the URL right", "(1 other node(s) not called)"})
 	})
 	t.Run("wrong password", func(t *testing.T) {
 		sim, file := checkSim(t, "wrong")
-		failure(t, file, []string{"console " + sim.URL(), "bad credentials", `user "exporter"`, "(1 other node(s) not called)"})
+		failure(t, file, []string{"console " + sim.URL(), "bad credentials", `user "exporter"`, "status 401", "check the user name and the password", "(1 other node(s) not called)"})
 		if st := sim.Stats(); st.LoginFailures != 1 || len(st.NodeRequests) != 0 {
 			t.Errorf("the console saw %d refused login(s) and node calls %v, want 1 and none", st.LoginFailures, st.NodeRequests)
 		}
 	})
 	t.Run("unknown node", func(t *testing.T) {
 		sim, file := checkSim(t, "s3cret", "{host: ghost.test, name: ghost}")
-		stdout := failure(t, file, []string{"console " + sim.URL(), "node ghost (ghost.test:9999)", "node unreachable", "status 502"})
+		stdout := failure(t, file, []string{"console " + sim.URL(), "node ghost (ghost.test:9999)", "node unreachable at event_count", "status 502", "Cannot reach node ghost.test:9999"})
 		if !strings.Contains(stdout, `logged in as "exporter"; 2 of 3 node(s) answered event/count`) {
 			t.Errorf("stdout:\n%s", stdout)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,17 @@ func (o *options) check() error {
 	p := o.telemetryPath
 	if !strings.HasPrefix(p, "/") || p == "/" || strings.HasPrefix(p, "/-/") || p == "/probe" || p == "/config" || p == "/sd" || p == "/status" {
 		return fmt.Errorf("--web.telemetry-path %q: give a path starting with / that no other endpoint uses", p)
+	}
+	if o.externalURL != "" {
+		u, err := url.Parse(o.externalURL)
+		if err == nil && u.User != nil {
+			// Not echoed: it holds a password, maybe.
+			return errors.New("--web.external-url: give it without a user name or password: the landing page, /sd and /metrics show it")
+		}
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("--web.external-url %q: give an http:// or https:// URL with a host and no query, such as http://localhost:%s", o.externalURL, DefaultPort)
+		}
+		o.externalURL = strings.TrimRight(o.externalURL, "/")
 	}
 	if o.lateWindow < time.Minute || o.lookBack < 0 || o.lookBackCalls < 2 {
 		return fmt.Errorf("--events.late-window must be at least 1m, --events.lookback not negative and --events.lookback-calls at least 2 (got %s, %s and %d)", o.lateWindow, o.lookBack, o.lookBackCalls)

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/config"
@@ -39,7 +43,7 @@ func connectCheck(ctx context.Context, cfg *config.Config, clusters []poller.Clu
 			if n := len(c.Nodes) - 1; n > 0 {
 				notCalled = fmt.Sprintf(" (%d other node(s) not called)", n)
 			}
-			fail(stderr, exitError, "%s: %v%s", where, err, notCalled)
+			fail(stderr, exitError, "%s: %s%s", where, failureText(err, console.Username), notCalled)
 			code = exitError
 			continue
 		}
@@ -50,7 +54,7 @@ func connectCheck(ctx context.Context, cfg *config.Config, clusters []poller.Clu
 				continue
 			}
 			n := c.Nodes[j]
-			fail(stderr, exitError, "%s: node %s (%s): %v", where, n.Name, n.Target, err)
+			fail(stderr, exitError, "%s: node %s (%s): %s", where, n.Name, n.Target, failureText(err, console.Username))
 			code = exitError
 		}
 		login := fmt.Sprintf("logged in as %q", console.Username)
@@ -91,6 +95,69 @@ func callNodes(ctx context.Context, c poller.Cluster) []error {
 	}
 	wg.Wait()
 	return errs
+}
+
+// failureText says a failed call of the check in a few words: what failed
+// (the error's kind), at which call and status, and why. The client's
+// error, written for the logs, also names the endpoint and node again,
+// quotes the body and repeats a refusal at each layer it crossed (a wrong
+// password said "refused" three times in a line of 300 characters).
+func failureText(err error, username string) string {
+	var e *apiclient.Error
+	if !errors.As(err, &e) {
+		return err.Error()
+	}
+	status := ""
+	if e.Status != 0 {
+		status = fmt.Sprintf(" (status %d)", e.Status)
+	}
+	if e.Kind == apiclient.KindBadCredentials && e.Endpoint == apiclient.EndpointLogin {
+		return fmt.Sprintf("bad credentials: the console refused user %q at login%s: check the user name and the password", username, status)
+	}
+	s := fmt.Sprintf("%s at %s%s", e.Kind, e.Endpoint, status)
+	if e.Err == nil {
+		return s
+	}
+	why := e.Err.Error()
+	// The console's own words after the client's explanation of a 5xx,
+	// which the kind says already ("the console could not get an answer
+	// from the node: Cannot reach node ..."): they alone, quoted.
+	unreachable := e.Kind == apiclient.KindNodeUnreachable || e.Kind == apiclient.KindConsoleUnreachable
+	if base := errors.Unwrap(e.Err); base != nil && unreachable {
+		if words, ok := strings.CutPrefix(why, base.Error()+": "); ok {
+			return s + ": " + strconv.Quote(words)
+		}
+	}
+	// A network error after the client's explanation ("connection refused
+	// by the console (is the URL right ...?): dial tcp ...: connection
+	// refused"): its last words, only if the explanation lacks them.
+	var oe *net.OpError
+	if errors.As(e.Err, &oe) {
+		cause := oe.Err.Error()
+		for u := errors.Unwrap(oe.Err); u != nil; u = errors.Unwrap(u) {
+			cause = u.Error()
+		}
+		head := strings.TrimSuffix(why, ": "+oe.Error())
+		if head != why && strings.Contains(head, cause) {
+			why = head
+		}
+	}
+	s += ": " + why
+	if e.Kind == apiclient.KindMalformed && e.Excerpt != "" {
+		s += " (body: " + truncateText(e.Excerpt, 80) + ")"
+	}
+	return s
+}
+
+// truncateText cuts s to at most n bytes, at a rune boundary, with "...".
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // isLoginError tells a failure of the login (the console's, not a node's).

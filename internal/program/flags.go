@@ -28,6 +28,7 @@ const (
 // options are the parsed command line.
 type options struct {
 	web            *web.FlagConfig
+	externalURL    string // --web.external-url, without a trailing slash
 	telemetryPath  string
 	configFile     string
 	configCheck    bool
@@ -58,6 +59,8 @@ func newCommandLine() (*kingpin.Application, *options) {
 	o.web = kingpinflag.AddFlags(app, DefaultListenAddress)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").
 		Default("/metrics").StringVar(&o.telemetryPath)
+	app.Flag("web.external-url", "The URL under which the exporter is reached from a browser (behind a reverse proxy, in a container): the links it gives out start with it (the landing page's, /sd's, and the alerts' status_url through indexima_exporter_web_external_url_info). Empty: links relative to the request (the alerts: http://<instance>).").
+		Default("").StringVar(&o.externalURL)
 	app.Flag("config.file", "Configuration file (YAML): consoles and nodes. See docs/configuration.md.").
 		Default("indexima.yml").StringVar(&o.configFile)
 	app.Flag("config.check", "Validate the configuration file and exit: 0 if it is usable, 1 with one line per problem. Contacts no console.").

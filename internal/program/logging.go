@@ -22,7 +22,7 @@ func newLoggers(w io.Writer, lvl, format string) (log.Logger, *slog.Logger) {
 	if format == "json" {
 		base = log.NewJSONLogger(log.NewSyncWriter(w))
 	} else {
-		base = log.NewLogfmtLogger(log.NewSyncWriter(w))
+		base = fieldOrder{log.NewLogfmtLogger(log.NewSyncWriter(w))}
 	}
 	var allow level.Option
 	var slogLevel slog.Level
@@ -56,6 +56,41 @@ func newLoggers(w io.Writer, lvl, format string) (log.Logger, *slog.Logger) {
 	// level. With the filter between the call site and
 	// the valuers, the depth of the call site varies: callSite looks for it.
 	return level.NewFilter(log.With(base, "ts", log.DefaultTimestampUTC, "caller", callSite), allow), slogger
+}
+
+// fieldOrder writes the fields of every logfmt line in one order, whichever
+// logger made it: ts, caller, level, msg, then the others as given (the
+// logger's context, such as component and node, then the call's). Left
+// alone, go-kit writes ts and caller, then level, the context and msg, and
+// the slog bridge (exporter-toolkit's lines) level, caller, time and msg.
+// (The JSON logger sorts its keys.)
+type fieldOrder struct{ next log.Logger }
+
+// firstFields are the keys every line starts with, in this order.
+var firstFields = [...]string{"ts", "caller", "level", "msg"}
+
+func (l fieldOrder) Log(kv ...any) error {
+	out := make([]any, 0, len(kv)+1)
+	var taken [len(firstFields)]int // index+1 in kv of each first field's pair
+	for f, key := range firstFields {
+		for i := 0; i+1 < len(kv); i += 2 {
+			if k, ok := kv[i].(string); ok && k == key {
+				out = append(out, kv[i], kv[i+1])
+				taken[f] = i + 1
+				break
+			}
+		}
+	}
+	for i := 0; i < len(kv); i += 2 {
+		first := false
+		for _, t := range taken {
+			first = first || t == i+1
+		}
+		if !first {
+			out = append(out, kv[i:min(i+2, len(kv))]...)
+		}
+	}
+	return l.next.Log(out...)
 }
 
 // callSite is log.DefaultCaller for a logger whose valuers are not called

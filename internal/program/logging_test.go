@@ -67,3 +67,77 @@ func TestLoggerFiltersBeforeTheCaller(t *testing.T) {
 		t.Errorf("line = %q, want the call site in logging_test.go and the node", buf.String())
 	}
 }
+
+// logfmtKeys are the keys of a logfmt line, in order (values may be quoted).
+func logfmtKeys(line string) []string {
+	var keys []string
+	for i := 0; i < len(line); {
+		for i < len(line) && line[i] == ' ' {
+			i++
+		}
+		start := i
+		for i < len(line) && line[i] != '=' && line[i] != ' ' {
+			i++
+		}
+		if i > start {
+			keys = append(keys, line[start:i])
+		}
+		if i < len(line) && line[i] == '=' {
+			i++
+			if i < len(line) && line[i] == '"' {
+				for i++; i < len(line) && line[i] != '"'; i++ {
+					if line[i] == '\\' {
+						i++
+					}
+				}
+				i++
+			}
+			for i < len(line) && line[i] != ' ' {
+				i++
+			}
+		}
+	}
+	return keys
+}
+
+// Every logfmt line has one field order, whichever logger wrote it: the
+// exporter's (go-kit, with a context such as component and node) and the
+// libraries' through the slog bridge (exporter-toolkit's "Listening on"):
+// ts, caller, level, msg, then the others as given.
+func TestEveryLogLineHasOneFieldOrder(t *testing.T) {
+	var buf bytes.Buffer
+	logger, slogger := newLoggers(&buf, "debug", "logfmt")
+	level.Info(log.With(logger, "component", "poller", "node", "n1")).Log("msg", "polled", "calls", 2)
+	slogger.Info("Listening on", "address", "127.0.0.1:1")
+	slogger.With("component", "web").Warn("TLS is disabled.", "http2", false)
+	want := [][]string{
+		{"ts", "caller", "level", "msg", "component", "node", "calls"},
+		{"ts", "caller", "level", "msg", "address"},
+		{"ts", "caller", "level", "msg", "component", "http2"},
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), buf.String())
+	}
+	for i, line := range lines {
+		if got := strings.Join(logfmtKeys(line), " "); got != strings.Join(want[i], " ") {
+			t.Errorf("line %q: fields %s, want %s", line, got, strings.Join(want[i], " "))
+		}
+	}
+
+	// The program's own lines at a start, the toolkit's among them.
+	r := start(t, "--demo")
+	r.waitFor("/-/ready", func(body string) bool { return strings.Contains(body, "Ready") }, "ready")
+	r.stop()
+	n, toolkit := 0, false
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr.String()), "\n") {
+		n++
+		toolkit = toolkit || strings.Contains(line, `msg="Listening on"`)
+		if keys := logfmtKeys(line); len(keys) < 4 || strings.Join(keys[:4], " ") != "ts caller level msg" {
+			t.Errorf("line %q starts with %v, want ts caller level msg", line, keys[:min(4, len(keys))])
+		}
+	}
+	if n < 3 || !toolkit {
+		t.Errorf("%d lines, the toolkit's \"Listening on\" among them %v:\n%s", n, toolkit, r.stderr)
+	}
+}

@@ -55,6 +55,9 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	if o.externalURL != "" {
+		p.reg.MustRegister(externalURLInfo(o.externalURL))
+	}
 	var sink poller.EventSink
 	var written func(func()) bool
 	if o.eventLog != "" {
@@ -134,6 +137,7 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 	}
 	p.handler, err = web.NewHandler(web.Options{
 		MetricsPath:   o.telemetryPath,
+		ExternalURL:   o.externalURL,
 		TimeoutOffset: o.timeoutOffset,
 		Registerer:    p.reg,
 		// The API call metrics after the nodes': a scrape shows the calls
@@ -142,11 +146,25 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 		Probe:  web.ProbeHandler(exporter, afterProbe, o.timeoutOffset, logger),
 		Status: statuspage.Handler(polls, p.reloader, o.telemetryPath, o.probeOnly, logger),
 		Events: eventsapi.Handler(polls, p.downNodeName),
-		SD:     discovery.Handler(p.reloader),
+		SD:     discovery.Handler(p.reloader, o.externalURL),
 		Config: p.reloader,
 		Logger: logger,
 	})
 	return p, err
+}
+
+// externalURLInfo is indexima_exporter_web_external_url_info: the alerts'
+// status_url starts with its url label when the series of the alert's job
+// and instance carry it (mixin/alerts.libsonnet), else with
+// http://<instance>, which a browser may not reach (a container's name).
+func externalURLInfo(u string) prometheus.Collector {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "indexima_exporter_web_external_url_info",
+		Help:        "Always 1: the URL under which the exporter is reached from a browser (--web.external-url), where the alerts' status_url points.",
+		ConstLabels: prometheus.Labels{"url": u},
+	})
+	g.Set(1)
+	return g
 }
 
 // started logs the start and, in demo mode, starts the scenario.

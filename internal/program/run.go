@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/go-kit/log"
+
+	"github.com/indexima-exporter/indexima_exporter/config"
 )
 
 // Exit statuses.
@@ -44,6 +46,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 		return checkConfig(ctx, o.configFile, o.configConnect, clientBuilder{logger: log.NewNopLogger()}.fileBuilder(o.configFile), stdout, stderr)
 	}
 	// Checks that need no log: a failed start prints its one line only.
+	// The configuration first (the file, its password and TLS files): a
+	// missing indexima.yml is the problem to report even when the port is
+	// taken too (by an exporter already running, say).
+	if !o.demo {
+		if err := readConfig(o.configFile); err != nil {
+			return fail(stderr, exitError, "%v", err)
+		}
+	}
 	if err := checkWeb(o.web); err != nil {
 		return fail(stderr, exitError, "%v", err)
 	}
@@ -55,6 +65,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 	defer p.close()
 	p.started()
 	return serve(ctx, p.handler, o.web, logger, slogger, p.reloader, hup, stderr)
+}
+
+// readConfig reads and builds the configuration file as a start does,
+// without applying it (newProgram reads it again, and applies it).
+func readConfig(path string) error {
+	cfg, err := config.Load(path)
+	if err == nil {
+		_, err = clientBuilder{logger: log.NewNopLogger()}.fileBuilder(path)(cfg)
+	}
+	return err
 }
 
 // fail writes the one line a user sees when the program cannot go on.

@@ -66,6 +66,11 @@ func TestUserErrorsGiveOneLine(t *testing.T) {
 		{"duplicate node names", []string{file("dup.yml", "console: {url: 'http://c:1'}\nnodes: [{host: a, name: x}, {host: b, name: x}]\n")}, `duplicate node name "x"`},
 		{"unreadable password file", []string{file("pw.yml", "console: {url: 'http://c:1', username: u, password_file: pwdir}\nnodes: [{host: a}]\n")}, "password_file"},
 		{"port taken", []string{"--config.file=" + good, "--web.listen-address=" + taken.Addr().String()}, "address already in use"},
+		// The configuration is read before the port is bound: its problem
+		// is the one reported.
+		{"file missing and port taken", []string{"--config.file=" + filepath.Join(dir, "none.yml"), "--web.listen-address=" + taken.Addr().String()}, `none.yml": file not found`},
+		{"bad yaml and port taken", []string{file("bad2.yml", "console: [\n"), "--web.listen-address=" + taken.Addr().String()}, "bad2.yml"},
+		{"unreadable password file and port taken", []string{file("pw2.yml", "console: {url: 'http://c:1', username: u, password_file: pwdir}\nnodes: [{host: a}]\n"), "--web.listen-address=" + taken.Addr().String()}, "password_file"},
 		{"bad listen address", []string{"--config.file=" + good, "--web.listen-address=nohost-:x"}, "--web.listen-address"},
 		{"web config missing", []string{"--config.file=" + good, "--web.config.file=" + filepath.Join(dir, "web-none.yml")}, "web config file"},
 		{"bad telemetry path", []string{"--config.file=" + good, "--web.telemetry-path=metrics"}, "--web.telemetry-path"},

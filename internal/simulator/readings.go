@@ -197,7 +197,7 @@ func (r *Readings) inclusive(start, end int64) (lo, hi int64) {
 // ApplyReadingParams sets the knobs named in params (by their flag names:
 // last, runnings, exclusive-since, bounds, newest-first, listing-cap,
 // cap-keeps-newest, max-limit, count-running, retain-for, retain-last,
-// abort-on-stop, no-date) on r.
+// abort-on-stop, date; no-date, date's old spelling, is date's opposite) on r.
 func ApplyReadingParams(r Readings, params map[string][]string) (Readings, error) {
 	for name, vs := range params {
 		if len(vs) == 0 {
@@ -222,6 +222,10 @@ func ApplyReadingParams(r Readings, params map[string][]string) (Readings, error
 			r.CountRunning, err = strconv.ParseBool(v)
 		case "abort-on-stop":
 			r.AbortOnStop, err = strconv.ParseBool(v)
+		case "date":
+			var date bool
+			date, err = strconv.ParseBool(v)
+			r.NoDate = !date
 		case "no-date":
 			r.NoDate, err = strconv.ParseBool(v)
 		case "listing-cap":

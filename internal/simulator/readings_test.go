@@ -232,3 +232,21 @@ func TestReadingsChangeWhileServing(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// The Date header's reading is named date, as the simulator's flag; no-date,
+// its old spelling, says the opposite.
+func TestDateReadingParams(t *testing.T) {
+	for _, tc := range []struct {
+		params map[string][]string
+		noDate bool
+	}{
+		{map[string][]string{"date": {"false"}}, true},
+		{map[string][]string{"date": {"true"}}, false},
+		{map[string][]string{"no-date": {"true"}}, true},
+	} {
+		r, err := ApplyReadingParams(Readings{NoDate: !tc.noDate}, tc.params)
+		if err != nil || r.NoDate != tc.noDate {
+			t.Errorf("%v: NoDate %v (%v), want %v", tc.params, r.NoDate, err, tc.noDate)
+		}
+	}
+}

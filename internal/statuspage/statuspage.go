@@ -173,11 +173,17 @@ func buildStatusPage(clusters []poller.ClusterStatus, now time.Time, red redacto
 	return page
 }
 
-func statusNodeOf(n poller.NodeStatus, now time.Time, red redactor) statusNode {
-	sn := statusNode{ID: "node-" + n.Name, Name: n.Name, Target: n.Target, State: "waiting", StateText: "not polled yet"}
-	if n.Cluster != "" {
-		sn.ID = "node-" + n.Cluster + "-" + n.Name
+// NodeAnchor is the id of a node's card on /status, node-[<cluster>-]<name>:
+// the alerts' status_url (mixin/alerts.libsonnet) and /sd link to it.
+func NodeAnchor(cluster, name string) string {
+	if cluster != "" {
+		return "node-" + cluster + "-" + name
 	}
+	return "node-" + name
+}
+
+func statusNodeOf(n poller.NodeStatus, now time.Time, red redactor) statusNode {
+	sn := statusNode{ID: NodeAnchor(n.Cluster, n.Name), Name: n.Name, Target: n.Target, State: "waiting", StateText: "not polled yet"}
 	for i, p := range n.Polls {
 		sp := statusPollOf(p, now, red)
 		if !sp.Up && i > 0 && sp.Outcome != sn.Polls[i-1].Outcome {

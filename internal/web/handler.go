@@ -30,7 +30,10 @@ type Configs interface {
 
 // Options are what NewHandler serves.
 type Options struct {
-	MetricsPath   string
+	MetricsPath string
+	// ExternalURL is --web.external-url without a trailing slash, or "":
+	// the landing page's links start with it.
+	ExternalURL   string
 	TimeoutOffset time.Duration // --scrape.timeout-offset (scrapeContext)
 	// Registerer receives the metrics of the /metrics handler itself.
 	Registerer prometheus.Registerer
@@ -93,7 +96,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, cfg.String()) // secrets marshal as <secret>
 	})
-	landing, err := landingPage(metricsPath)
+	landing, err := landingPage(metricsPath, o.ExternalURL, r)
 	if err != nil {
 		return nil, err
 	}

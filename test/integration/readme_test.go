@@ -62,9 +62,11 @@ func TestReadmeMetricTableMatchesExposition(t *testing.T) {
 	// Every optional family: columns on, a state store, and a label bound of 1 so that
 	// table and index names are dropped (label_values_dropped_total).
 	// The state store's counters appear with --events.state-file, the
-	// event log's with --events.log.
+	// event log's with --events.log, the external URL's with
+	// --web.external-url.
 	e := startExporter(t, "--config.file="+cfg, "--collector.columns", "--label.max-values=1",
-		"--events.state-file="+filepath.Join(dir, "state.json"), "--events.log="+filepath.Join(dir, "events.log"))
+		"--events.state-file="+filepath.Join(dir, "state.json"), "--events.log="+filepath.Join(dir, "events.log"),
+		"--web.external-url=http://localhost:9897")
 
 	exposed := map[string]bool{}
 	gather := func() {
