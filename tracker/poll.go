@@ -35,13 +35,16 @@ type Report struct {
 // poll applies: the caller keeps old, and the next poll reads the same
 // events again.
 func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Report, error) {
-	p := &pollRun{o: o.withDefaults(), budget: maxSearchCalls}
+	p := &pollRun{o: o.withDefaults(), budget: maxSearchCalls, downReadTo: minInt64}
 	st := old.Clone()
 	p.con = &countingConsole{Console: con, calls: &p.rep.Calls, b: &st.Bounds}
 	var err error
 	if !st.Contacted {
 		err = p.firstContact(ctx, st)
 	} else {
+		// A state of an earlier schema not restored through Upgrade (a
+		// caller that keeps states itself): upgraded here, once.
+		st.Upgrade(p.o.DownNodeName)
 		err = p.poll(ctx, st)
 		var tl *tooLarge
 		if errors.As(err, &tl) {
@@ -61,6 +64,11 @@ func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Repo
 			return st, p.rep, err
 		}
 		return nil, p.rep, err
+	}
+	if st.RelearnNodeDown {
+		// After the poll, so that a look-back that fails or runs out of
+		// time never holds back the counting (relearn.go).
+		p.relearnNodeDown(ctx, st)
 	}
 	p.rep.Events = st.takeCounted(p.o.HandOut)
 	return st, p.rep, nil
@@ -109,6 +117,11 @@ type pollRun struct {
 	// pages counted: those completed before the listing answered prove it
 	// was cut (search.go).
 	found []freshEnd
+	// downReadTo is, when first contact is taken again (guard.go), the
+	// latest date the node's listings had shown: its NODE_DOWN reports up
+	// to there were read, and named, before, and its look-back does not
+	// learn them again under the names in force now.
+	downReadTo int64
 }
 
 // countingConsole counts the calls of a poll and asks for the inclusive
