@@ -103,12 +103,18 @@ func Open(path string) (*Store, Opened, error) {
 		err = fmt.Errorf("not a state file: %w", err)
 	case head.Format == Format:
 		var m manifest
-		if err = json.Unmarshal(data, &m); err == nil {
+		if m, err = decodeManifest(data); err == nil {
 			var gen int
 			if gen, err = s.checkManifest(m); err == nil {
 				return s, o, s.load(m, gen, &o)
 			}
 		}
+		var newer *newerState
+		if errors.As(err, &newer) {
+			return nil, o, &NewerError{Path: path, What: newer.what}
+		}
+	case head.Format > Format:
+		return nil, o, &NewerError{Path: path, What: fmt.Sprintf("store format %d; this version reads %d", head.Format, Format)}
 	case head.Format != 0:
 		err = fmt.Errorf("store format %d, want %d (written by another version)", head.Format, Format)
 	case head.Version < oldestVersion || head.Version > newestOldVersion:
@@ -181,6 +187,21 @@ func (s *Store) checkManifest(m manifest) (int, error) {
 	return gen, nil
 }
 
+// decodeManifest decodes a manifest of this format; a field this version
+// does not know is a *newerState.
+func decodeManifest(data []byte) (manifest, error) {
+	var m manifest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		if field, ok := unknownField(err); ok {
+			return m, &newerState{"a manifest field this version does not know, " + field}
+		}
+		return m, err
+	}
+	return m, nil
+}
+
 // loaded is a node's newest record read back.
 type loaded struct {
 	rec  []byte
@@ -218,6 +239,9 @@ func (s *Store) load(m manifest, gen int, o *Opened) error {
 			var body []byte
 			l.rec, l.seq, body, st, err = newestRecord(buf[:n], r.Size, key)
 			l.hash = maphash.Bytes(s.seed, body)
+		}
+		if newer := (*newerState)(nil); errors.As(err, &newer) {
+			return &NewerError{Path: s.path, Node: key, What: newer.what} // before anything is written
 		}
 		if err != nil {
 			if o.Damaged == nil {
