@@ -273,3 +273,44 @@ func TestRelearnCutByTheDeadlineStands(t *testing.T) {
 		t.Errorf("cut after its first page: relearn %v, latest %v; want it done, 2 at %d", next.RelearnNodeDown, next.NodeDownLast, date)
 	}
 }
+
+// A first contact taken again because the cursor stood ahead of the
+// console's clock (guard.go) reads back over reports it had read and named
+// before: after a reload gave their number to another node, it does not
+// learn them again under the new name. A report it reads for the first
+// time is named now.
+func TestNodeDownNotRenamedByARepair(t *testing.T) {
+	clock := simulator.NewManualClock(testEpoch)
+	sim := simulator.New(simulator.Config{Clock: clock, Nodes: []simulator.NodeConfig{{Host: "n1"}}})
+	node := sim.Nodes()[0]
+	con := &downReads{Console: newSimConsole(sim, node), reads: map[int64]int{}}
+	config := numbers{"3": "c"}
+	opts := Options{Now: clock.Now, DownNodeName: config.name}
+	st, _, err := Poll(context.Background(), con, &State{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(10 * time.Second)
+	counted := clock.Now().Add(-500 * time.Millisecond).UnixMilli()
+	sim.Append(node, simulator.Event{Type: simulator.NodeDown, Date: counted, Duration: 3, Comment: "3"})
+	clock.Advance(time.Second)
+	if st, _, err = Poll(context.Background(), con, st, opts); err != nil {
+		t.Fatal(err)
+	}
+
+	config = numbers{"3": "d"}
+	st = st.Clone()
+	st.Cursor += 2 * 24 * time.Hour.Milliseconds() // ahead of the console, no event behind it
+	reads := con.reads[counted]
+	clock.Advance(time.Second)
+	next, rep, err := Poll(context.Background(), con, st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Repaired || con.reads[counted] == reads {
+		t.Fatalf("repaired %v, report read again %v: the test proves nothing", rep.Repaired, con.reads[counted] > reads)
+	}
+	if _, ok := next.NodeDownLast["d"]; ok || next.NodeDownLast["c"] != counted || next.NodeDown["c"] != 1 {
+		t.Errorf("after the repair: counted %v, latest %v; want c's report alone", next.NodeDown, next.NodeDownLast)
+	}
+}
