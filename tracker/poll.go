@@ -52,6 +52,7 @@ func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Repo
 			// clean copy and read its interval in pages.
 			level.Warn(p.o.Logger).Log("msg", "listing since the cursor too large; reading it in pages over the next polls", "from", tl.from, "err", tl.err)
 			st = old.Clone()
+			st.Upgrade(p.o.DownNodeName)
 			p.con.b = &st.Bounds
 			p.sealedMid = 0
 			err = p.pollPaged(ctx, st, tl)

@@ -29,7 +29,7 @@ type Tally struct {
 	// Gauges (learned from every listing, the look-back included).
 	Running         map[string]int        `json:"running"`                  // by event label, from the latest runnings
 	LastDate        map[string]int64      `json:"last_date"`                // by event label
-	NodeDownLast    map[string]int64      `json:"node_down_last,omitempty"` // date of the latest NODE_DOWN, by down node
+	NodeDownLast    map[string]int64      `json:"node_down_last,omitempty"` // date of the latest NODE_DOWN, by down node (first reads: noteNodeDown)
 	Phase           DatedValue            `json:"phase"`                    // cluster state and the date that set it
 	Indexes         map[string]IndexState `json:"indexes"`
 	Tables          map[string]int64      `json:"tables"` // loaded table -> date of its TABLE_LOADED
