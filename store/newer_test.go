@@ -52,7 +52,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 }
 
 // A state a newer version wrote (a manifest format, a node's state schema,
-// or a field this version does not know) is refused whole with one line
+// or a field of a node's state this version does not know) is refused whole with one line
 // naming the file and what to do, and nothing on disk changes: neither set
 // aside nor read with what this version knows, which would lose the rest
 // at the next write. A state of this version's schema with what it knows
@@ -63,7 +63,6 @@ func TestNewerStateIsRefused(t *testing.T) {
 		manifest, record, want string
 	}{
 		"manifest format":    {manifest: `{"format":4,"slot_file":"state.json.slots.9","nodes":{},"lock":"x"}`, want: "store format 4; this version reads 3"},
-		"manifest field":     {manifest: `{"format":3,"slot_file":"state.json.slots.2","nodes":{},"owner":"x"}`, want: `a manifest field this version does not know, "owner"`},
 		"state schema":       {record: node + `{"schema":3,"contacted":true,"cursor":5}}`, want: "node /a:1; state schema 3; this version knows up to 2"},
 		"state field":        {record: node + `{"schema":2,"contacted":true,"cursor":5,"node_down_reasons":{"c":"x"}}}`, want: `node /a:1; a field this version does not know, "node_down_reasons"`},
 		"nested state field": {record: node + `{"contacted":true,"cursor":5,"check":{"sealed":1,"drift":2}}}`, want: `a field this version does not know, "drift"`},

@@ -23,7 +23,10 @@ import (
 // read into memory.
 const maxManifestBytes = 64 << 20
 
-// manifest is the document at PATH.
+// manifest is the document at PATH. A version that changes it changes
+// Format: a version that meets a format above its own refuses the store
+// (NewerError). (Its fields are not checked otherwise: an earlier main
+// wrote a manifest of format 3 with other fields, set aside as unusable.)
 type manifest struct {
 	Format   int               `json:"format"`
 	SlotFile string            `json:"slot_file"` // PATH.slots.GEN, in PATH's directory
@@ -103,15 +106,11 @@ func Open(path string) (*Store, Opened, error) {
 		err = fmt.Errorf("not a state file: %w", err)
 	case head.Format == Format:
 		var m manifest
-		if m, err = decodeManifest(data); err == nil {
+		if err = json.Unmarshal(data, &m); err == nil {
 			var gen int
 			if gen, err = s.checkManifest(m); err == nil {
 				return s, o, s.load(m, gen, &o)
 			}
-		}
-		var newer *newerState
-		if errors.As(err, &newer) {
-			return nil, o, &NewerError{Path: path, What: newer.what}
 		}
 	case head.Format > Format:
 		return nil, o, &NewerError{Path: path, What: fmt.Sprintf("store format %d; this version reads %d", head.Format, Format)}
@@ -185,21 +184,6 @@ func (s *Store) checkManifest(m manifest) (int, error) {
 		}
 	}
 	return gen, nil
-}
-
-// decodeManifest decodes a manifest of this format; a field this version
-// does not know is a *newerState.
-func decodeManifest(data []byte) (manifest, error) {
-	var m manifest
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		if field, ok := unknownField(err); ok {
-			return m, &newerState{"a manifest field this version does not know, " + field}
-		}
-		return m, err
-	}
-	return m, nil
 }
 
 // loaded is a node's newest record read back.

@@ -89,8 +89,8 @@ type newerState struct{ what string }
 func (e *newerState) Error() string { return "written by a newer version (" + e.what + ")" }
 
 // NewerError is a state store written by a newer version of the exporter
-// (a manifest format, a node's state schema, or a field, that this version
-// does not know). Open refuses it, and changes nothing on disk: set aside
+// (a manifest format, a node's state schema, or a field of a node's state,
+// that this version does not know). Open refuses it, and changes nothing on disk: set aside
 // or read with what this version knows, the state would lose the rest.
 type NewerError struct {
 	Path string // the manifest (--events.state-file)
