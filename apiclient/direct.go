@@ -29,9 +29,14 @@ import (
 // by its ReadResponse, within the bounds of heads.go;
 // FuzzDirectTransportAsNetHTTP compares this transport with net/http's.
 //
-// What it does not do goes to fallback, net/http's Transport: requests
-// through a proxy (HTTP_PROXY and friends), and schemes other than http and
-// https. It speaks HTTP/1.1 only (TLS offers only http/1.1 in ALPN).
+// What it does not do goes to fallback, net/http's Transport (viaNetHTTP):
+// requests through a proxy (HTTP_PROXY and friends), schemes other than
+// http and https, and HTTP/2. Over TLS it offers h2 and http/1.1 in ALPN,
+// as net/http does; a console that picks h2 (an HTTP/2-only load balancer
+// or ingress, or one that prefers it) is left to net/http from then on,
+// which speaks HTTP/2 itself. The connections that learnt it are closed:
+// the calls under way when it is learnt (at first contact, every node polled
+// at once) cost one handshake more each, once per console and process.
 type directTransport struct {
 	// fallback takes what this transport does not, and holds the settings
 	// both share: the proxy function, the dialer, the TLS configuration,
@@ -42,6 +47,10 @@ type directTransport struct {
 
 	mu   sync.Mutex
 	idle map[string][]*directConn // by scheme and address; newest last
+	// h2 holds the consoles (by scheme and address) that picked h2 in
+	// ALPN: their calls go to fallback. A console that answers HTTP/1
+	// there again (its front replaced) comes back to this transport.
+	h2 map[string]bool
 }
 
 // directConn is one kept connection.
@@ -74,11 +83,17 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 func (t *directTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.handles(req) {
-		return t.fallback.RoundTrip(req)
+		return t.viaNetHTTP(req)
 	}
 	key := req.URL.Scheme + "://" + canonicalAddr(req)
+	if t.speaksH2(key) {
+		return t.viaHTTP2(req, key)
+	}
 	for attempt := 0; ; attempt++ {
 		dc, err := t.conn(req.Context(), req, key)
+		if errors.Is(err, errPickedH2) {
+			return t.viaHTTP2(req, key)
+		}
 		if err != nil {
 			closeBody(req)
 			return nil, err
@@ -98,6 +113,25 @@ func (t *directTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
+}
+
+// viaHTTP2 sends req to a console that picked h2 through net/http; an
+// answer in HTTP/1 tells that it no longer speaks HTTP/2, and its next
+// calls come back here.
+func (t *directTransport) viaHTTP2(req *http.Request, key string) (*http.Response, error) {
+	resp, err := t.viaNetHTTP(req)
+	if err == nil && resp.ProtoMajor == 1 {
+		t.mu.Lock()
+		delete(t.h2, key)
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (t *directTransport) speaksH2(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.h2[key]
 }
 
 // handles tells the requests this transport takes: plain http and https
@@ -201,6 +235,10 @@ func (t *directTransport) putIdle(dc *directConn) {
 	}
 }
 
+// errPickedH2 is a console that picked h2 in ALPN: the call goes to
+// net/http.
+var errPickedH2 = errors.New("the console picked h2")
+
 // CloseIdleConnections closes the kept connections, and net/http's.
 func (t *directTransport) CloseIdleConnections() {
 	t.mu.Lock()
@@ -227,11 +265,21 @@ func (t *directTransport) dialConn(ctx context.Context, req *http.Request, key s
 		if cfg.ServerName == "" {
 			cfg.ServerName = req.URL.Hostname()
 		}
-		cfg.NextProtos = []string{"http/1.1"}
+		cfg.NextProtos = []string{"h2", "http/1.1"}
 		tc := tls.Client(raw, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = raw.Close()
 			return nil, err
+		}
+		if tc.ConnectionState().NegotiatedProtocol == "h2" {
+			_ = tc.Close()
+			t.mu.Lock()
+			if t.h2 == nil {
+				t.h2 = make(map[string]bool)
+			}
+			t.h2[key] = true
+			t.mu.Unlock()
+			return nil, errPickedH2
 		}
 		dc.conn = tc
 	}

@@ -1,5 +1,6 @@
-// Package apiclient is a typed client for the cluster console REST API
-// (../shared/spec/cluster-api.md, with the tolerances of field-notes.md).
+// Package apiclient is a typed client for the cluster console REST API:
+// the calls, headers and answers of docs/console-api.md, with the
+// tolerances it lists where the API's description leaves a point open.
 //
 // It knows HTTP, authentication, compression and the API's JSON; it knows
 // nothing of Prometheus. A listing is decoded straight into the events of

@@ -36,7 +36,14 @@ func (e *headLimitError) Error() string {
 	return "the console's answer has " + e.what + " (a console's answer head is a few hundred bytes)"
 }
 
-var errHeadTooLarge = &headLimitError{what: fmt.Sprintf("a head larger than %d KiB", maxHeadBytes>>10)}
+var (
+	errHeadTooLarge   = &headLimitError{what: fmt.Sprintf("a head larger than %d KiB", maxHeadBytes>>10)}
+	errTooManyInterim = &headLimitError{what: fmt.Sprintf("more than %d interim (1xx) answers before its final one", maxInterimAnswers)}
+)
+
+func tooManyFields(n int) *headLimitError {
+	return &headLimitError{what: fmt.Sprintf("%d header fields, more than %d", n, maxHeaderFields)}
+}
 
 // headLimit reads a connection, failing with errHeadTooLarge once left
 // bytes have been read. What the buffered reader above it reads ahead of
@@ -72,14 +79,14 @@ func readHeads(r *bufio.Reader, req *http.Request, in *headLimit) (*http.Respons
 			return nil, err
 		}
 		if fields := headerFields(resp.Header); fields > maxHeaderFields {
-			return nil, &headLimitError{what: fmt.Sprintf("%d header fields, more than %d", fields, maxHeaderFields)}
+			return nil, tooManyFields(fields)
 		}
 		final := resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols
 		if final {
 			return resp, nil
 		}
 		if interim == maxInterimAnswers {
-			return nil, &headLimitError{what: fmt.Sprintf("more than %d interim (1xx) answers before its final one", maxInterimAnswers)}
+			return nil, errTooManyInterim
 		}
 	}
 }

@@ -49,8 +49,8 @@ func (eventsCollector) update(v *nodeView) error {
 	counter(d.cursorRepairs, float64(st.CursorRepairs), "")
 
 	// What the engine learned of the console.
-	if st.Lateness.LagKnown {
-		gauge(d.clockLag, float64(st.Lateness.LagMS)/1000, "")
+	if lag, ok := st.ClockLag(); ok {
+		gauge(d.clockLag, float64(lag)/1000, "")
 	}
 	gauge(d.lateWindow, v.lateWindow.Seconds(), "")
 	detected := string(st.Semantics.Detected())

@@ -72,7 +72,7 @@ func newDescs(withCluster bool) *descs {
 		metadataUpgraded: node(namespace+"_metadata_tables_upgraded_total",
 			"Tables upgraded by metadata saves, the sum of the numbers in the comments of counted SAVE_METADATA events."),
 		clockLag: node(namespace+"_node_clock_lag_seconds",
-			"How far the node's clock is behind the console's (negative: ahead), estimated as the smallest `last` minus the start of an event seen for the first time, over the last hour (absent until the node shows an event); events dated more than indexima_events_late_window_seconds behind `last` can be lost."),
+			"How far the node's clock is behind the console's (negative: ahead), within 5 s: the middle of the bracket the events its listings showed for the first time over the last hour put on it (the console's Date header against the events' dates). Absent when the listings cannot tell it that closely: a quiet node, no Date header, a clock step not yet confirmed by a second poll. A console that shows events late adds its delay. Events that become visible dated more than indexima_events_late_window_seconds behind the console's clock can be lost."),
 		lateWindow: node(namespace+"_events_late_window_seconds",
 			"The late window: an event that becomes visible dated up to this far behind the cursor (listed only once completed, or dated by a lagging node clock) is still counted exactly once (--events.late-window)."),
 		countSemantics: node(namespace+"_event_count_semantics",

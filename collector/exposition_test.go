@@ -155,13 +155,15 @@ func TestSnapshotRestore(t *testing.T) {
 	for _, n := range e.p.NodeStates() {
 		nodes = append(nodes, store.Node{Key: n.Key, State: n.State})
 	}
-	if err := st.SaveAll(nodes); err != nil {
+	if _, err := st.SaveAll(nodes); err != nil {
 		t.Fatal(err)
 	}
-	_, opened, err := store.Open(path)
+	st.Close() // the first exporter ends: its lock released
+	st2, opened, err := store.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer st2.Close()
 	p2, exp2 := newExporter(t, testOptions{})
 	p2.SetClusters([]poller.Cluster{e.cluster("", e.nodes...)})
 	if got := p2.Restore(opened.States); got != 2 {

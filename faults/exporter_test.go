@@ -1,11 +1,13 @@
 package faults
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -33,6 +35,7 @@ type process struct {
 type startOpts struct {
 	args []string    // extra flags
 	tls  *tls.Config // client TLS for an https listener (--web.config.file)
+	env  []string    // added to the exporter's environment
 	user string      // basic auth of the readiness probe
 	pass string
 }
@@ -54,6 +57,9 @@ func startExporter(t *testing.T, o startOpts) *process {
 	p.client = &http.Client{Transport: tr, Timeout: 60 * time.Second}
 	p.cmd = exec.Command(exporterBinary(t), args...)
 	p.cmd.Stderr, p.cmd.Stdout = p.stderr, p.stdout
+	if o.env != nil {
+		p.cmd.Env = append(os.Environ(), o.env...)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("starting the exporter: %v", err)
 	}
@@ -82,6 +88,30 @@ func startExporter(t *testing.T, o startOpts) *process {
 		t.Fatalf("exporter not ready: %v", err)
 	}
 	return p
+}
+
+// runUntilExit runs the binary for a start that must fail and returns its
+// exit status and standard error; a process still running after 60 s (a
+// -race build on two cores starts slowly) fails the test.
+func runUntilExit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exporterBinary(t), args...)
+	stderr := &testkit.SyncBuffer{}
+	cmd.Stderr = stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("still running after 60s, want it to end:\n%s", tail(stderr.String(), 20))
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), stderr.String()
+	}
+	if err != nil {
+		t.Fatalf("running the exporter: %v", err)
+	}
+	return 0, stderr.String()
 }
 
 func tail(s string, lines int) string {

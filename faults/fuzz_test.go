@@ -200,12 +200,16 @@ func FuzzReadStateFile(f *testing.F) {
 		for _, n := range fresh.NodeStates() {
 			nodes = append(nodes, store.Node{Key: n.Key, State: n.State})
 		}
-		if err := st.SaveAll(nodes); err != nil {
+		if _, err := st.SaveAll(nodes); err != nil {
 			t.Errorf("SaveAll after a restore: %v", err)
 		}
-		_, o, err = store.Open(path)
+		st.Close() // as at the end of a process: the lock released
+		st, o, err = store.Open(path)
 		if err != nil || o.Unusable != nil || len(o.Damaged) != 0 || len(o.States) != restored {
 			t.Errorf("a state written back does not read: %v, %+v, %d restored before", err, o, restored)
+		}
+		if st != nil {
+			st.Close()
 		}
 	})
 }

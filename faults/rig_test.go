@@ -43,6 +43,8 @@ type rigOpts struct {
 	// consoleYAML is appended to the console section of the configuration
 	// (indented by two spaces), e.g. a tls_config.
 	consoleYAML string
+	// env is added to the exporter's environment (e.g. HTTPS_PROXY).
+	env []string
 }
 
 // rig is one scenario: a simulated console on loopback with a manual
@@ -60,6 +62,7 @@ type rig struct {
 	pwPath  string
 	timeout time.Duration
 	args    []string
+	env     []string
 	exp     *process
 
 	// scrapeTimeout, when set, is announced with every scrape (Prometheus'
@@ -106,7 +109,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	}
 	t.Cleanup(func() { sim.Close() })
 	r := &rig{t: t, clock: clock, sim: sim, nodes: sim.Nodes(), dir: t.TempDir(),
-		timeout: o.timeout, args: o.args,
+		timeout: o.timeout, args: o.args, env: o.env,
 		shift: map[string]int64{}, baseline: map[string]int64{}, high: map[string]int64{}, settled: map[string]int64{},
 		prev: map[string]map[string]float64{}}
 	r.url, r.extra = sim.URL(), o.consoleYAML
@@ -127,6 +130,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 		t.Cleanup(srv.Close)
 		r.url = srv.URL
 	}
+
 	r.cfgPath = filepath.Join(r.dir, "indexima.yml")
 	r.pwPath = filepath.Join(r.dir, "password")
 	r.writePassword(password)
@@ -187,7 +191,7 @@ func splitKey(t *testing.T, key string) (string, int) {
 func (r *rig) start(extra ...string) *process {
 	r.t.Helper()
 	args := append([]string{"--config.file=" + r.cfgPath}, r.args...)
-	r.exp = startExporter(r.t, startOpts{args: append(args, extra...)})
+	r.exp = startExporter(r.t, startOpts{args: append(args, extra...), env: r.env})
 	return r.exp
 }
 

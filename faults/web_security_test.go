@@ -32,7 +32,7 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 		certPath, keyPath, promUser, hash))
 	p := startExporter(t, startOpts{
 		args: []string{"--config.file=" + r.cfgPath, "--web.config.file=" + webCfg},
-		tls:  &tls.Config{RootCAs: ca.pool}, user: promUser, pass: promPass,
+		tls:  &tls.Config{RootCAs: ca.Pool}, user: promUser, pass: promPass,
 	})
 	code, body, err := p.get("/metrics", promUser, promPass)
 	if err != nil || code != http.StatusOK || !strings.Contains(body, "indexima_up") {
@@ -60,7 +60,7 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 		}
 	}
 	// A client that does not trust the exporter's CA refuses it.
-	untrusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: newTestCA(t, r.dir, "other").pool}}}
+	untrusting := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: newTestCA(t, r.dir, "other").Pool}}}
 	if resp, err := untrusting.Get(p.url("/metrics")); err == nil {
 		resp.Body.Close()
 		t.Errorf("TLS handshake succeeded with an unrelated CA")
@@ -84,9 +84,9 @@ func TestConsoleTLSVerification(t *testing.T) {
 		wantLog string
 	}{
 		{"unknown CA", good, "", false, "certificate"},
-		{"right ca_file", good, "tls_config:\n  ca_file: " + ca.pemPath, true, ""},
-		{"wrong host", wrongHost, "tls_config:\n  ca_file: " + ca.pemPath, false, "certificate"},
-		{"server_name matches", wrongHost, "tls_config:\n  ca_file: " + ca.pemPath + "\n  server_name: console.example", true, ""},
+		{"right ca_file", good, "tls_config:\n  ca_file: " + ca.File, true, ""},
+		{"wrong host", wrongHost, "tls_config:\n  ca_file: " + ca.File, false, "certificate"},
+		{"server_name matches", wrongHost, "tls_config:\n  ca_file: " + ca.File + "\n  server_name: console.example", true, ""},
 		{"insecure_skip_verify", good, "tls_config:\n  insecure_skip_verify: true", true, ""},
 	}
 	for _, c := range cases {

@@ -302,9 +302,11 @@ local util = import 'lib/util.libsonnet';
           {
             alert: 'IndeximaNodeClockBehind',
             comment:: |||
-              A node dates its events by its own clock, the console stamps `last`
-              with its own; events dated more than the late window behind `last`
-              can be lost (--events.late-window).
+              A node dates its events by its own clock; the console's is in the
+              Date header of its answers. Events that become visible dated more
+              than the late window behind the console's clock can be lost
+              (--events.late-window). The gauge is absent while the listings
+              cannot tell the lag within 5 s (docs/counting.md, "Clock lag").
             |||,
             expr: |||
               %s > %s

@@ -91,7 +91,8 @@ type NodeStatus struct {
 	// (completed, includes_running, unknown).
 	Semantics string
 	// ClockLag is how far the node's clock is behind the console's
-	// (negative: ahead), when known.
+	// (negative: ahead), when the listings tell it within a few seconds
+	// (tracker.State.ClockLag).
 	ClockLag      time.Duration
 	ClockLagKnown bool
 	// Cursor is the start of the newest event the node's listings showed
@@ -159,8 +160,8 @@ func (n *NodeRuntime) status() NodeStatus {
 	}
 	s.Reported = st.Reported
 	s.Semantics = string(st.Semantics.Detected())
-	if st.Lateness.LagKnown {
-		s.ClockLag, s.ClockLagKnown = time.Duration(st.Lateness.LagMS)*time.Millisecond, true
+	if lag, ok := st.ClockLag(); ok {
+		s.ClockLag, s.ClockLagKnown = time.Duration(lag)*time.Millisecond, true
 	}
 	if st.Cursor > 0 {
 		s.Cursor = time.UnixMilli(st.Cursor)

@@ -21,7 +21,6 @@ func saveAsync(s *Store, key string, cursor int64) <-chan error {
 // sync is done.
 func TestBusyProbesShareOneSync(t *testing.T) {
 	s, _ := open(t, filepath.Join(t.TempDir(), "state.json"))
-	defer s.Close()
 	s.sync.lingerFor, s.sync.busyWithin = time.Hour, time.Hour // only endLinger ends a linger
 	s.sync.endLinger = make(chan struct{})
 
@@ -82,7 +81,6 @@ func within(t *testing.T, what string, done <-chan error) {
 // they sync at once.
 func TestLoneSavesDoNotLinger(t *testing.T) {
 	s, _ := open(t, filepath.Join(t.TempDir(), "state.json"))
-	defer s.Close()
 	s.sync.lingerFor = time.Hour
 
 	within(t, "the first save", saveAsync(s, "/node-0:9999", 1)) // no sync before it
@@ -91,7 +89,8 @@ func TestLoneSavesDoNotLinger(t *testing.T) {
 	s.sync.busyWithin = time.Hour // busy, but a save of every node never lingers
 	all := make(chan error, 1)
 	go func() {
-		all <- s.SaveAll([]Node{{Key: "/node-0:9999", State: fixed(state(3))}, {Key: "/node-1:9999", State: fixed(state(3))}})
+		_, err := s.SaveAll([]Node{{Key: "/node-0:9999", State: fixed(state(3))}, {Key: "/node-1:9999", State: fixed(state(3))}})
+		all <- err
 	}()
 	within(t, "a save of every node", all)
 	if got := s.Stats().Syncs; got != 3 {

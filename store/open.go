@@ -72,14 +72,40 @@ type Opened struct {
 	// Removed are slot files no manifest named (the manifest deleted to
 	// start afresh), removed.
 	Removed []string
+	// Unlocked tells this platform has no file lock: nothing keeps another
+	// process off the state file (lock_none.go).
+	Unlocked bool
 }
 
 // Open opens the store at path (--events.state-file), creating it if there
-// is none. A state file of an older format at path is migrated; a state
-// that cannot be used is set aside (see Opened). The slot file is always
-// written anew, compactly. An error is a path that cannot be read or
-// written at all (permissions, not a regular file, a missing directory).
+// is none. It first takes the state file's lock (PATH.lock, LockSuffix),
+// which the store holds until Close or the end of the process: another
+// process holding it is an *InUseError, and nothing has been read or
+// written then. A state file of an older format at path is migrated; a
+// state that cannot be used is set aside (see Opened). The slot file is
+// always written anew, compactly. Any other error is a path that cannot be
+// read or written at all (permissions, not a regular file, a missing
+// directory).
 func Open(path string) (*Store, Opened, error) {
+	l, err := lockPath(path)
+	if err != nil {
+		return nil, Opened{}, err
+	}
+	s, o, err := openLocked(path)
+	o.Unlocked = !lockSupported
+	if err != nil {
+		if s != nil && s.f != nil {
+			s.f.Close()
+		}
+		l.release()
+		return nil, o, err
+	}
+	s.lock = l
+	return s, o, nil
+}
+
+// openLocked is Open once the lock is held.
+func openLocked(path string) (*Store, Opened, error) {
 	s := &Store{path: path, seed: maphash.MakeSeed(), nodes: map[string]*node{}}
 	s.sync.cond.L = &s.sync.mu
 	s.sync.lingerFor, s.sync.busyWithin = defaultLinger, defaultBusy

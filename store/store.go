@@ -17,6 +17,8 @@
 //	                nodes changes or a node outgrows its region
 //	PATH.slots.GEN  the slot file: per node, two slots written in turn, so
 //	                a write never touches the slot that holds the newest state
+//	PATH.lock       the lock file: one process has the store open, from
+//	                before Open reads anything until it ends (lock.go)
 //
 // A slot is a header line (sequence number, length, CRC-32C) followed by
 // the node's key and state as JSON. It is overwritten in place: a steady
@@ -46,6 +48,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,8 +73,9 @@ type Store struct {
 	path string // the manifest
 	seed maphash.Seed
 
-	f    *os.File // the slot file
-	name string   // its base name, in the manifest
+	lock *fileLock // held from Open to Close
+	f    *os.File  // the slot file
+	name string    // its base name, in the manifest
 	gen  int
 	sync groupSync
 
@@ -124,8 +128,9 @@ func (s *Store) Path() string { return s.path }
 // SlotFile is the slot file's path.
 func (s *Store) SlotFile() string { return s.path + "." + slotSuffix(s.gen) }
 
-// Close closes the slot file. Saves after Close fail.
-func (s *Store) Close() error { return s.f.Close() }
+// Close closes the slot file and releases the state file's lock. Saves
+// after Close fail.
+func (s *Store) Close() error { return errors.Join(s.f.Close(), s.lock.release()) }
 
 // nodeFor returns the node of key, creating it (no region yet) if needed.
 func (s *Store) nodeFor(key string) *node {
@@ -161,9 +166,10 @@ func (s *Store) Save(key string, state func() *tracker.State) error {
 // SaveAll writes every node whose state changed, then syncs them with one
 // fdatasync, then rewrites the manifest if a node got a new region or a
 // listed node is not in nodes (no longer configured: dropped). It returns
-// once all is on disk. A node whose write fails is reported; the others
-// are still written.
-func (s *Store) SaveAll(nodes []Node) error {
+// once all is on disk, with the keys of the nodes whose saved state it
+// dropped (each once: a dropped node is no longer the store's). A node
+// whose write fails is reported; the others are still written.
+func (s *Store) SaveAll(nodes []Node) (dropped []string, err error) {
 	keep := make(map[string]bool, len(nodes))
 	var errs []error
 	var ws []*pending
@@ -191,18 +197,20 @@ func (s *Store) SaveAll(nodes []Node) error {
 		}
 	}
 	s.mu.Lock()
-	drop := false
 	for key, n := range s.nodes {
 		if !keep[key] {
 			delete(s.nodes, key)
-			drop = drop || n.size > 0
+			if n.seq > 0 { // a state on disk (none: a key never written)
+				dropped = append(dropped, key)
+			}
 		}
 	}
 	s.mu.Unlock()
-	if moved || drop {
+	sort.Strings(dropped)
+	if moved || len(dropped) > 0 {
 		errs = append(errs, s.writeManifest())
 	}
-	return errors.Join(errs...)
+	return dropped, errors.Join(errs...)
 }
 
 // pending is a node's state written (or to be written by the sync that

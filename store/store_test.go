@@ -16,13 +16,23 @@ func state(cursor int64) *tracker.State {
 		Tally: tracker.Tally{Events: map[string]uint64{"TABLE_LOADED": uint64(cursor)}}}
 }
 
+// open opens the store at path, closed at the end of the test.
 func open(t *testing.T, path string) (*Store, Opened) {
 	t.Helper()
 	s, o, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s, o
+}
+
+// restart closes s, as a process ends (its lock released: another Open
+// may take it), and opens the store at path again.
+func restart(t *testing.T, s *Store, path string) (*Store, Opened) {
+	t.Helper()
+	s.Close()
+	return open(t, path)
 }
 
 func fixed(st *tracker.State) func() *tracker.State { return func() *tracker.State { return st } }
@@ -33,7 +43,7 @@ func saveAll(t *testing.T, s *Store, states map[string]*tracker.State) {
 	for k, st := range states {
 		nodes = append(nodes, Node{Key: k, State: fixed(st)})
 	}
-	if err := s.SaveAll(nodes); err != nil {
+	if _, err := s.SaveAll(nodes); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -53,7 +63,7 @@ func TestRoundTripAndPermissions(t *testing.T) {
 		t.Fatalf("a new store found %+v", o)
 	}
 	saveAll(t, s, map[string]*tracker.State{"/a:9999": state(100), "c1/b:9999": state(200), "/new:1": {}})
-	_, o = open(t, path)
+	_, o = restart(t, s, path)
 	if got := fmt.Sprint(cursors(o)); got != "map[/a:9999:100 c1/b:9999:200]" || !o.Found {
 		t.Fatalf("restored %s (found %v)", got, o.Found)
 	}
@@ -135,13 +145,13 @@ func TestTornWriteFallsBackAndDamagedNodeIsSetAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	s2, o := open(t, path)
+	s2, o := restart(t, s, path)
 	if got := cursors(o); got["/a:9999"] != 101 || got["/b:9999"] != 1102 || len(o.Damaged) != 0 {
 		t.Fatalf("after a torn write: %v, damaged %v", got, o.Damaged)
 	}
 	// The next write goes to the torn slot, not over the good one.
 	saveAll(t, s2, map[string]*tracker.State{"/a:9999": state(103), "/b:9999": state(1102)})
-	s3, o := open(t, path)
+	s3, o := restart(t, s2, path)
 	if cursors(o)["/a:9999"] != 103 {
 		t.Fatalf("after a write over the torn slot: %v", cursors(o))
 	}
@@ -157,14 +167,14 @@ func TestTornWriteFallsBackAndDamagedNodeIsSetAside(t *testing.T) {
 		}
 	}
 	f.Close()
-	_, o = open(t, path)
+	s4, o := restart(t, s3, path)
 	if got := cursors(o); len(got) != 1 || got["/b:9999"] != 1102 || o.Damaged["/a:9999"] == nil {
 		t.Fatalf("both slots damaged: restored %v, damaged %v", got, o.Damaged)
 	}
 	if len(o.SetAsideSlots) != 1 || o.SetAsideSlots[0] != s3.SlotFile()+".unreadable" {
 		t.Errorf("the slot file holding the damaged node not kept: %v", o.SetAsideSlots)
 	}
-	if _, o = open(t, path); len(o.Damaged) != 0 || len(o.States) != 1 {
+	if _, o = restart(t, s4, path); len(o.Damaged) != 0 || len(o.States) != 1 {
 		t.Errorf("the damaged node is still listed: %+v", o)
 	}
 }
@@ -186,7 +196,7 @@ func TestAStateOutgrowingItsSlotsMoves(t *testing.T) {
 	if s.nodes["/a:1"].at == at {
 		t.Fatalf("the node did not move")
 	}
-	_, o := open(t, path)
+	_, o := restart(t, s, path)
 	if got := o.States["/a:1"]; got == nil || len(got.Events) != 2001 || cursors(o)["/b:1"] != 6 {
 		t.Fatalf("after the move: %v", cursors(o))
 	}
@@ -202,17 +212,17 @@ func TestMigratesAnOlderStateFile(t *testing.T) {
 	if err := os.WriteFile(path+".slots.1", []byte("half a migration"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, o := open(t, path)
+	s, o := open(t, path)
 	if got := fmt.Sprint(cursors(o)); got != "map[/a:9999:42 c/b:1:7]" || o.Migrated != path+".migrated" || !o.Found {
 		t.Fatalf("migrated %s, %+v", got, o)
 	}
 	if b, err := os.ReadFile(path + ".migrated"); err != nil || string(b) != old {
 		t.Errorf("old file not kept: %q %v", b, err)
 	}
-	if got := len(filesIn(t, filepath.Dir(path))); got != 3 {
-		t.Errorf("%d files, want the manifest, the slot file and the migrated file", got)
+	if got := len(filesIn(t, filepath.Dir(path))); got != 4 {
+		t.Errorf("%d files, want the manifest, the slot file, the migrated file and the lock file", got)
 	}
-	_, o = open(t, path)
+	_, o = restart(t, s, path)
 	if got := fmt.Sprint(cursors(o)); got != "map[/a:9999:42 c/b:1:7]" || o.Migrated != "" {
 		t.Fatalf("after the migration: %s, %+v", got, o)
 	}
@@ -235,14 +245,14 @@ func TestUnusableStateIsSetAside(t *testing.T) {
 			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, o := open(t, path)
+			s, o := restart(t, s, path)
 			if o.Unusable == nil || o.SetAside != path+".unreadable" || len(o.SetAsideSlots) != 1 || len(o.States) != 0 {
 				t.Fatalf("%+v", o)
 			}
 			if b, err := os.ReadFile(o.SetAside); err != nil || string(b) != content {
 				t.Errorf("set aside: %q %v", b, err)
 			}
-			if _, o = open(t, path); o.Unusable != nil || !o.Found || len(o.States) != 0 {
+			if _, o = restart(t, s, path); o.Unusable != nil || !o.Found || len(o.States) != 0 {
 				t.Errorf("no fresh store: %+v", o)
 			}
 		})
@@ -256,8 +266,8 @@ func TestManifestDeletedStartsAfresh(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	_, o := open(t, path)
-	if o.Found || len(o.States) != 0 || len(o.Removed) != 1 || len(filesIn(t, filepath.Dir(path))) != 2 {
+	_, o := restart(t, s, path)
+	if o.Found || len(o.States) != 0 || len(o.Removed) != 1 || len(filesIn(t, filepath.Dir(path))) != 3 {
 		t.Fatalf("%+v", o)
 	}
 }
@@ -273,16 +283,35 @@ func TestRefusesWhatIsNotAFile(t *testing.T) {
 }
 
 // Nodes no longer configured are dropped at the next SaveAll: out of the
-// manifest, and out of the slot file at the next start.
+// manifest, and out of the slot file at the next start. SaveAll names each
+// dropped state once, those read at start included; a key never written
+// had no state to drop.
 func TestSaveAllDropsNodesNoLongerConfigured(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	s, _ := open(t, path)
-	saveAll(t, s, map[string]*tracker.State{"/a:1": state(5), "/b:1": state(6)})
-	saveAll(t, s, map[string]*tracker.State{"/a:1": state(5)})
-	if _, o := open(t, path); fmt.Sprint(cursors(o)) != "map[/a:1:5]" {
+	saveAll(t, s, map[string]*tracker.State{"/a:1": state(5), "/b:1": state(6), "/c:1": state(7), "/d:1": state(8)})
+	if err := s.Save("/never:1", fixed(nil)); err != nil {
+		t.Fatal(err)
+	}
+	dropped, err := s.SaveAll([]Node{{Key: "/a:1", State: fixed(state(5))}, {Key: "/c:1", State: fixed(state(7))}, {Key: "/d:1", State: fixed(state(8))}})
+	if err != nil || fmt.Sprint(dropped) != "[/b:1]" {
+		t.Fatalf("dropped %v, %v; want [/b:1]", dropped, err)
+	}
+	if dropped, err = s.SaveAll([]Node{{Key: "/a:1", State: fixed(state(5))}, {Key: "/c:1", State: fixed(state(7))}, {Key: "/d:1", State: fixed(state(8))}}); err != nil || len(dropped) != 0 {
+		t.Fatalf("dropped again: %v, %v", dropped, err)
+	}
+	s, o := restart(t, s, path)
+	if fmt.Sprint(cursors(o)) != "map[/a:1:5 /c:1:7 /d:1:8]" {
 		t.Fatalf("%v", cursors(o))
 	}
-
+	// At start: what the manifest lists and the configuration no longer has.
+	dropped, err = s.SaveAll([]Node{{Key: "/a:1", State: fixed(o.States["/a:1"])}})
+	if err != nil || fmt.Sprint(dropped) != "[/c:1 /d:1]" {
+		t.Fatalf("dropped at start %v, %v; want [/c:1 /d:1]", dropped, err)
+	}
+	if _, o = restart(t, s, path); fmt.Sprint(cursors(o)) != "map[/a:1:5]" {
+		t.Fatalf("%v", cursors(o))
+	}
 }
 
 // Writes of one node from concurrent scrapes leave the newest state on
@@ -316,7 +345,7 @@ func TestConcurrentSavesKeepTheNewest(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	_, o := open(t, path)
+	_, o := restart(t, s, path)
 	if got := cursors(o); got["/a:1"] != 160 || len(got) != 9 || got["/g3:1"] != 20 {
 		t.Fatalf("%v", got)
 	}
@@ -325,7 +354,7 @@ func TestConcurrentSavesKeepTheNewest(t *testing.T) {
 // A node configured twice (one key) is written once, without deadlock.
 func TestSaveAllWithAKeyTwice(t *testing.T) {
 	s, _ := open(t, filepath.Join(t.TempDir(), "state.json"))
-	if err := s.SaveAll([]Node{{Key: "/a:1", State: fixed(state(5))}, {Key: "/a:1", State: fixed(state(6))}}); err != nil {
+	if _, err := s.SaveAll([]Node{{Key: "/a:1", State: fixed(state(5))}, {Key: "/a:1", State: fixed(state(6))}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Stats(); got.Writes != 1 || got.Syncs != 1 {

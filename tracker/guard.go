@@ -25,8 +25,9 @@ import (
 const guardSlackMS = 60_000
 
 // allowance is how far ahead of the console's clock the node's events may
-// be dated: its measured lead (the negative of its clock lag), at least a
-// second (the Date header's resolution), at most a quarter of the window.
+// be dated: its measured lead (the negative of the largest clock lag the
+// evidence allows: the smallest lead, clocklag.go), at least a second (the
+// Date header's resolution), at most a quarter of the window.
 func (p *pollRun) allowance(st *State) int64 {
 	lead := int64(0)
 	if st.Lateness.LagKnown && st.Lateness.LagMS < 0 {
@@ -47,7 +48,7 @@ func (p *pollRun) noteConsoleClock(st *State, info Info) {
 
 // advance moves the cursor to the latest event date the poll showed,
 // bounded by the console's clock plus the node's lead, and learns how late
-// events come and how far the node's clock lags. It never moves back: a
+// events come. It never moves back: a
 // node whose clock stepped back dates its new events behind the cursor for
 // a while, and the count of the window finds them (lateness.go learns how
 // far back to list).
@@ -69,9 +70,6 @@ func (p *pollRun) advance(st *State, s *sink, info Info, c0 int64) {
 	if s.maxNeed > 0 {
 		st.Lateness.noteNeed(ref, s.maxNeed)
 	}
-	if s.newestSet && info.HasDate {
-		st.Lateness.noteLag(ref, info.Date-s.newest)
-	}
 }
 
 // guard repairs a cursor found ahead of the console's clock by more than
@@ -88,6 +86,7 @@ func (p *pollRun) guard(ctx context.Context, st *State) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
+	p.clock, p.clockSet = now, true
 	if st.Cursor <= now+p.allowance(st)+guardSlackMS || st.Cursor <= st.Newest {
 		return false, nil
 	}

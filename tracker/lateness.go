@@ -11,13 +11,17 @@ type Lateness struct {
 	// A lastevents listing that starts that far back finds such events
 	// without a search.
 	Need [lateSlots]slotValue `json:"need"`
-	// Lag holds per slot the smallest `last` minus the start of an event a
-	// listing showed for the first time: an upper bound of how far the
-	// node's clock is behind the console's (negative: ahead), close to it
-	// whenever the node is busy.
+	// Lag holds per slot the smallest upper bound of the node's clock lag
+	// (the console's clock less the node's, ms) a poll showed, and Clock
+	// the rest of what was learned of it (clocklag.go). LagMS is the
+	// largest lag that evidence allows (the upper side of its bracket), the
+	// latest one when the last hour showed none: the safe side of what the
+	// engine derives from it (guard.go, countEnd). LagKnown: some poll
+	// showed one.
 	Lag      [lateSlots]slotValue `json:"lag"`
-	LagMS    int64                `json:"lag_ms"` // latest estimate
+	LagMS    int64                `json:"lag_ms"`
 	LagKnown bool                 `json:"lag_known"`
+	Clock    clockEvidence        `json:"clock"`
 	// Dur holds per slot the longest duration of the events read: on a
 	// console that hides its running events, how long after its start an
 	// event may still be running.
@@ -52,18 +56,6 @@ func (l *Lateness) noteNeed(cursor, need int64) {
 	} else if need > v.V {
 		v.V = need
 	}
-}
-
-// noteLag records one listing's `last` minus its newest event date.
-func (l *Lateness) noteLag(cursor, lag int64) {
-	s := slotOf(cursor)
-	v := &l.Lag[int(s%lateSlots+lateSlots)%lateSlots]
-	if !v.Set || v.Slot != s {
-		*v = slotValue{Slot: s, V: lag, Set: true}
-	} else if lag < v.V {
-		v.V = lag
-	}
-	l.LagMS, l.LagKnown = l.lagAt(cursor), true
 }
 
 // noteDuration records the longest duration of a listing's events.
@@ -108,17 +100,4 @@ func (l *Lateness) slack(cursor, bound int64) int64 {
 	}
 	s := int64(float64(need)*slackRatio) + minSlackMS
 	return min(s, max(bound, minSlackMS))
-}
-
-func (l *Lateness) lagAt(cursor int64) int64 {
-	best, ok := int64(0), false
-	for _, v := range l.Lag {
-		if recent(v, cursor) && (!ok || v.V < best) {
-			best, ok = v.V, true
-		}
-	}
-	if !ok {
-		return l.LagMS
-	}
-	return best
 }

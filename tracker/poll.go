@@ -114,6 +114,10 @@ type pollRun struct {
 	// response of the poll showed: where the node's clock is at least.
 	newest    int64
 	newestSet bool
+	// clock is the console's clock when the poll began (clockSet: its
+	// answers show one).
+	clock    int64
+	clockSet bool
 	// found holds the dates and completions of the events the search's
 	// pages counted: those completed before the listing answered prove it
 	// was cut (search.go).
@@ -430,6 +434,12 @@ func (p *pollRun) afterListing(ctx context.Context, st *State, s *sink, info Inf
 	}
 
 	p.advance(st, s, info, c0)
+	// A listing that showed every event visible at its time, from its
+	// start on, as far as the engine can tell (not cut, no event missing by
+	// a count it trusts, at no cap): what it did not show, the next poll's
+	// listing tells when it became visible (clocklag.go).
+	whole := !(trusted && deficit > 0) && !cut && !s.overflow && (st.ListCap == 0 || s.reqs < st.ListCap)
+	p.learnLag(st, s, info, from, gap, whole)
 	if failed == nil {
 		leftFrom := int64(maxInt64)
 		if cut {
@@ -510,8 +520,14 @@ func (p *pollRun) countEnd(st *State) int64 {
 	if st.Semantics.Unlisted {
 		// By the node's clock: the console's less the node's lag (the
 		// exporter's clock when the console shows none), not the cursor,
-		// which a listing capped short of the new events cannot move.
+		// which a listing capped short of the new events cannot move. The
+		// console's clock at the previous poll, or now if it went back
+		// since (an NTP correction), and the largest lag the evidence
+		// allows: where the node's clock is at least.
 		now := st.refClock()
+		if p.clockSet {
+			now = min(now, p.clock)
+		}
 		if st.Lateness.LagKnown {
 			now -= st.Lateness.LagMS
 		}

@@ -164,6 +164,7 @@ func (p *pollRun) forgotten(ctx context.Context, st *State, s *sink, lo, end, ga
 	}
 	if back {
 		st.Retention.Wait = 4
+		st.Lateness.clockStepped()
 		level.Debug(p.o.Logger).Log("msg", "the console counts fewer events than the exporter knows, but remembers the oldest: its clock went back? (this poll's count is not used)",
 			"from", lo)
 		return lo, 0, false, nil

@@ -49,12 +49,10 @@ type sink struct {
 	runningDates []int64                 // start dates of the runnings (bounded by pendingCap)
 	runnings     int
 	overflow     bool // more runnings than could be tracked
-	// newest is the latest date of what the listing shows for the first
-	// time (an event counted, a running event not seen before): how far it
-	// is behind `last` tells the node's clock lag (old events read again
-	// would not).
-	newest    int64
-	newestSet bool
+	// clock is what the listing shows of the node's clock by the events it
+	// shows for the first time (clocklag.go): events read again would tell
+	// nothing.
+	clock shownClock
 	// latest is the latest date of any event the listing showed (read
 	// before or not): the node's clock was at least there when it answered.
 	latest    int64
@@ -176,7 +174,7 @@ func (s *sink) Event(e event.Event) error {
 		st.handOut(e, nth, down, s.p.o.HandOut)
 		s.fresh++
 		s.noteFresh(e)
-		s.noteNewest(e.Date)
+		s.shownCompleted(e)
 		if !waited && e.Date < s.lateBefore {
 			s.maxNeed = max(s.maxNeed, s.cursor-e.Date)
 		}
@@ -213,7 +211,7 @@ func (s *sink) Running(e event.Event) error {
 	s.running[s.st.typeLabel(e.Type, s.p.o.Limits.MaxEventTypes)]++
 	key := pendingKey(e.Type, e.Date, e.Comment)
 	if _, seen := s.st.Pending[key]; !seen {
-		s.noteNewest(e.Date)
+		s.shownRunning(e.Date)
 	}
 	if r, ok := s.runningKeys[key]; ok {
 		r.n++
@@ -355,10 +353,4 @@ func (s *sink) shortGap(gap int64) int64 {
 		}
 	}
 	return n
-}
-
-func (s *sink) noteNewest(date int64) {
-	if !s.newestSet || date > s.newest {
-		s.newest, s.newestSet = date, true
-	}
 }

@@ -307,9 +307,25 @@ func appendLateness(b []byte, l *Lateness) []byte {
 	b = appendSlots(b, &l.Lag)
 	b = appendInt(b, `,"lag_ms":`, l.LagMS)
 	b = appendBool(b, `,"lag_known":`, l.LagKnown)
+	b = appendClockEvidence(b, &l.Clock)
 	b = append(b, `,"dur":`...)
 	b = appendSlots(b, &l.Dur)
 	return append(b, '}')
+}
+
+func appendClockEvidence(b []byte, c *clockEvidence) []byte {
+	b = append(b, `,"clock":{"above":`...)
+	b = appendSlots(b, &c.Above)
+	d := c.Doubt
+	b = appendInt(b, `,"doubt":{"lo":`, d.Lo)
+	b = appendInt(b, `,"hi":`, d.Hi)
+	b = appendBool(b, `,"lo_set":`, d.LoSet)
+	b = appendBool(b, `,"hi_set":`, d.HiSet)
+	b = appendInt(b, `,"since":`, d.Since)
+	b = appendInt(b, `},"listed":{"at":`, c.Listed.At)
+	b = appendInt(b, `,"from":`, c.Listed.From)
+	b = appendBool(b, `,"set":`, c.Listed.Set)
+	return append(b, "}}"...)
 }
 
 func appendSlots(b []byte, s *[lateSlots]slotValue) []byte {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/internal/testca"
 )
 
 // Credentials of the simulated console. Not secrets: the console listens on
@@ -27,26 +29,66 @@ type cluster struct {
 	sim   *simulator.Simulator
 	clock *simulator.ManualClock
 	nodes []simulator.NodeConfig
+	// caFile is the private CA of a console served over HTTPS, in tlsDir
+	// (removed with the cluster); empty for plain HTTP.
+	caFile, tlsDir string
 }
 
 func nodeHost(i int) string { return fmt.Sprintf("node-%03d", i) }
 
 // console is how the simulated console behaves where the specification
 // leaves a choice (a simulator profile, and whether event/count counts
-// running events).
+// running events), and how it is served.
 type console struct {
 	profile      string // "" is the simulator's default
 	countRunning bool
+	// tls, when set, serves the console over HTTPS offering these
+	// protocols in ALPN ("h2", "http/1.1"), with a certificate of a
+	// private CA that the exporter is given as its tls_config.ca_file.
+	tls []string
 }
 
 func startCluster(n int, rate float64, seed int64, con console) (*cluster, error) {
-	return startClusterWith(n, rate, seed, clockStart, func(cfg *simulator.Config) error {
+	var caFile, tlsDir string
+	c, err := startClusterWith(n, rate, seed, clockStart, func(cfg *simulator.Config) error {
 		cfg.Readings = simulator.Readings{CountRunning: con.countRunning}
+		if len(con.tls) > 0 {
+			var err error
+			if cfg.TLS, caFile, tlsDir, err = consoleTLS(con.tls); err != nil {
+				return err
+			}
+		}
 		if con.profile != "" {
 			return cfg.ApplyProfile(con.profile)
 		}
 		return nil
 	})
+	if err != nil {
+		if tlsDir != "" {
+			os.RemoveAll(tlsDir)
+		}
+		return nil, err
+	}
+	c.caFile, c.tlsDir = caFile, tlsDir
+	return c, nil
+}
+
+// consoleTLS makes a private CA in a new temporary directory, and the
+// console's TLS configuration: a certificate of that CA for 127.0.0.1,
+// offering protos in ALPN.
+func consoleTLS(protos []string) (cfg *tls.Config, caFile, dir string, err error) {
+	if dir, err = os.MkdirTemp("", "loadharness-tls-"); err != nil {
+		return nil, "", "", err
+	}
+	ca, err := testca.New(dir, "console")
+	if err == nil {
+		var is testca.Issued
+		if is, err = ca.Issue(dir, "console", "127.0.0.1"); err == nil {
+			return &tls.Config{Certificates: []tls.Certificate{is.Pair}, NextProtos: protos}, ca.File, dir, nil
+		}
+	}
+	os.RemoveAll(dir)
+	return nil, "", "", fmt.Errorf("the console's certificate: %w", err)
 }
 
 // startClusterWith starts n nodes, the simulated clock standing at start,
@@ -78,7 +120,12 @@ func startClusterWith(n int, rate float64, seed int64, start time.Time, tweak fu
 	return c, nil
 }
 
-func (c *cluster) close() { _ = c.sim.Close() }
+func (c *cluster) close() {
+	_ = c.sim.Close()
+	if c.tlsDir != "" {
+		os.RemoveAll(c.tlsDir)
+	}
+}
 
 // setLatency makes every node answer d late (0: clears).
 func (c *cluster) setLatency(d time.Duration) {
@@ -95,8 +142,12 @@ func (c *cluster) writeExporterConfig(dir string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "console:\n  url: %s\n  username: %s\n  password_file: %s\n  timeout: 30s\nnodes:\n",
+	fmt.Fprintf(&b, "console:\n  url: %s\n  username: %s\n  password_file: %s\n  timeout: 30s\n",
 		c.sim.URL(), harnessUser, pw)
+	if c.caFile != "" {
+		fmt.Fprintf(&b, "  tls_config:\n    ca_file: %s\n", c.caFile)
+	}
+	b.WriteString("nodes:\n")
 	for _, n := range c.nodes {
 		fmt.Fprintf(&b, "  - {host: %s, port: %d}\n", n.Host, n.Port)
 	}

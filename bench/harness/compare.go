@@ -25,6 +25,9 @@ type CompareRow struct {
 	// collect in its middle: these tell why a change moved the CPU.
 	GCA, GCB       float64
 	AllocA, AllocB float64
+	// ConnsA, ConnsB: the connections each exporter opened to its console
+	// per scrape (0 when kept connections carry every call).
+	ConnsA, ConnsB float64
 }
 
 // Compare runs the steady state of o.ExporterBin (A) and other (B) side by
@@ -56,7 +59,7 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 	row := CompareRow{N: n, Scrapes: o.scrapesFor(n)}
 	var runs [2]*exporterRun
 	for i, bin := range []string{o.ExporterBin, other} {
-		c, err := startCluster(n, o.Rate, o.Seed, console{profile: o.Profile, countRunning: o.CountRunning})
+		c, err := startCluster(n, o.Rate, o.Seed, console{profile: o.Profile, countRunning: o.CountRunning, tls: o.ConsoleTLS})
 		if err != nil {
 			return row, err
 		}
@@ -74,10 +77,24 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 		if _, err := e.run(ctx, 2, o.Interval); err != nil { // first contact, then one poll
 			return row, fmt.Errorf("warm-up: %w", err)
 		}
+		// A binary that cannot talk to the console (a protocol it does
+		// not speak) would be measured failing its calls, which is cheap.
+		// A node that timed out at first contact on a busy machine comes
+		// up at a later scrape (at the same simulated time).
+		for retry := 0; retry < 5 && int(e.last.sum("indexima_up")) != n; retry++ {
+			if _, err := e.run(ctx, 1, 0); err != nil {
+				return row, fmt.Errorf("warm-up: %w", err)
+			}
+		}
+		if up := e.last.sum("indexima_up"); int(up) != n {
+			log := e.p.out.String()
+			return row, fmt.Errorf("%s: %v of %d nodes up after the warm-up; its log ends: %s", bin, up, n, log[max(0, len(log)-600):])
+		}
 		runs[i] = e
 	}
 	fmt.Fprintf(o.Log, "N=%d: two exporters side by side (%d steady scrapes each)\n", n, row.Scrapes)
 	var cpu [2]time.Duration
+	var conns [2]int
 	var walls [2][]time.Duration
 	var gc0, alloc0 [2]float64
 	for i, e := range runs {
@@ -90,12 +107,14 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 				return row, err
 			}
 			cpu[i] += ph.cpu
+			conns[i] += ph.conns
 			walls[i] = append(walls[i], ph.durations...)
 		}
 	}
 	per := time.Duration(n * row.Scrapes)
 	row.CPUA, row.CPUB = cpu[0]/per, cpu[1]/per
 	row.WallA, row.WallB = median(walls[0]), median(walls[1])
+	row.ConnsA, row.ConnsB = float64(conns[0])/float64(row.Scrapes), float64(conns[1])/float64(row.Scrapes)
 	for i, out := range [][2]*float64{{&row.GCA, &row.AllocA}, {&row.GCB, &row.AllocB}} {
 		gc, alloc := runs[i].last.gcAndAllocs()
 		*out[0], *out[1] = (gc-gc0[i])/float64(row.Scrapes), (alloc-alloc0[i])/float64(row.Scrapes)
@@ -113,11 +132,11 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 // WriteCompareTable prints the rows of Compare.
 func WriteCompareTable(w io.Writer, rows []CompareRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "N\tscrapes\tA CPU µs/node-scrape\tB CPU µs/node-scrape\tB/A\tA RSS MiB\tB RSS MiB\tA scrape ms\tB scrape ms\tA GC/scrape\tB GC/scrape\tA MiB alloc/scrape\tB MiB alloc/scrape\t")
+	fmt.Fprintln(tw, "N\tscrapes\tA CPU µs/node-scrape\tB CPU µs/node-scrape\tB/A\tA RSS MiB\tB RSS MiB\tA scrape ms\tB scrape ms\tA GC/scrape\tB GC/scrape\tA MiB alloc/scrape\tB MiB alloc/scrape\tA conns/scrape\tB conns/scrape\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.1f\t%.1f\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t\n", r.N, r.Scrapes,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.1f\t%.1f\t%d\t%d\t%.2f\t%.2f\t%.1f\t%.1f\t%.2f\t%.2f\t\n", r.N, r.Scrapes,
 			r.CPUA.Microseconds(), r.CPUB.Microseconds(), float64(r.CPUB)/float64(max(r.CPUA, 1)),
-			float64(r.RSSA)/(1<<20), float64(r.RSSB)/(1<<20), r.WallA.Milliseconds(), r.WallB.Milliseconds(), r.GCA, r.GCB, r.AllocA/(1<<20), r.AllocB/(1<<20))
+			float64(r.RSSA)/(1<<20), float64(r.RSSB)/(1<<20), r.WallA.Milliseconds(), r.WallB.Milliseconds(), r.GCA, r.GCB, r.AllocA/(1<<20), r.AllocB/(1<<20), r.ConnsA, r.ConnsB)
 	}
 	tw.Flush()
 }

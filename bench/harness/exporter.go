@@ -72,6 +72,7 @@ type phase struct {
 	requests  map[string]int // by endpoint
 	nodeReqs  map[string]int // by node
 	logins    int
+	conns     int // connections the console accepted
 }
 
 // run scrapes count times, step of simulated time apart, and measures CPU
@@ -99,7 +100,7 @@ func (e *exporterRun) run(ctx context.Context, count int, step time.Duration) (p
 	}
 	st := e.c.sim.Stats()
 	ph.cpu = cpu1 - cpu0
-	ph.requests, ph.nodeReqs, ph.logins = st.Requests, st.NodeRequests, st.Logins
+	ph.requests, ph.nodeReqs, ph.logins, ph.conns = st.Requests, st.NodeRequests, st.Logins, st.Connections
 	e.logins += st.Logins
 	return ph, nil
 }

@@ -33,7 +33,7 @@ func Run(o Options) ([]Row, error) {
 
 func runOne(ctx context.Context, o Options, n int, day bool) (Row, error) {
 	row := Row{N: n}
-	c, err := startCluster(n, o.Rate, o.Seed, console{profile: o.Profile, countRunning: o.CountRunning})
+	c, err := startCluster(n, o.Rate, o.Seed, console{profile: o.Profile, countRunning: o.CountRunning, tls: o.ConsoleTLS})
 	if err != nil {
 		return row, err
 	}

@@ -22,13 +22,17 @@ import (
 func jsonModules(c *cluster) string {
 	var b strings.Builder
 	b.WriteString("modules:\n")
+	tlsConfig := "" // over HTTPS, the console's private CA
+	if c.caFile != "" {
+		tlsConfig = "    http_client_config:\n      tls_config:\n        ca_file: " + c.caFile + "\n"
+	}
 	for _, n := range c.nodes {
 		fmt.Fprintf(&b, `  %s:
     headers:
       Authorization: %s
       Monitor-Target-Host: %s
       Monitor-Target-Port: "%d"
-    metrics:
+%s    metrics:
       - name: indexima_json_listing_last
         help: last of the listing (Unix ms)
         path: '{ .last }'
@@ -42,7 +46,7 @@ func jsonModules(c *cluster) string {
           comment: '{ .comment }'
         values:
           duration_ms: '{ .duration }'
-`, n.Host, staticToken, n.Host, n.Port)
+`, n.Host, staticToken, n.Host, n.Port, tlsConfig)
 	}
 	return b.String()
 }

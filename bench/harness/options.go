@@ -35,6 +35,11 @@ type Options struct {
 	// CountRunning whether event/count counts running events.
 	Profile      string
 	CountRunning bool
+	// ConsoleTLS, when set, serves the consoles of the node tables and of
+	// Compare over HTTPS offering these protocols in ALPN ("h2",
+	// "http/1.1"), with a private CA given to the exporter as its
+	// tls_config.ca_file.
+	ConsoleTLS []string
 
 	ExporterBin     string   // required
 	Args            []string // more flags for the exporter

@@ -88,6 +88,10 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 	if o.stateFile != "" {
 		state = newStateStore(o.stateFile, polls, log.With(logger, "component", "state"), written)
 		afterMetrics, afterProbe = state.afterMetrics, state.afterProbe
+		apply = func(clusters []poller.Cluster) {
+			polls.SetClusters(clusters)
+			state.afterReload()
+		}
 		p.reg.MustRegister(state.collectors()...)
 	}
 	// What /metrics polls, within a scrape's deadline. With

@@ -8,14 +8,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runOnce runs the program with args until it returns (error paths and
-// one-shot modes: they must return without a signal).
+// one-shot modes: they must return without a signal); one that serves
+// instead is stopped after a minute rather than hanging the test.
 func runOnce(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &out, &errb, make(chan os.Signal))
+	code = run(ctx, args, &out, &errb, make(chan os.Signal))
 	return code, out.String(), errb.String()
 }
 

@@ -51,10 +51,12 @@ func (s *stateStore) guarded(save func()) {
 
 // restore opens the store (call it after the first SetClusters), gives the
 // configured nodes their saved state and writes them back at once, so an
-// unwritable path is reported at start rather than at the first save. A
-// state whose content cannot be used is set aside (it would otherwise be
-// overwritten) and the nodes concerned start fresh; a path that cannot be
-// read or written at all stops the start.
+// unwritable path is reported at start rather than at the first save. The
+// store is this process's alone until it ends: another process holding
+// the state file stops the start, before anything is read (store.Open
+// takes the lock first). A state whose content cannot be used is set
+// aside (it would otherwise be overwritten) and the nodes concerned start
+// fresh; a path that cannot be read or written at all stops the start.
 func (s *stateStore) restore() error {
 	// Writable? Asked first, so a bad path fails before anything is logged.
 	probe, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".probe-*")
@@ -69,6 +71,9 @@ func (s *stateStore) restore() error {
 		return fmt.Errorf("--events.state-file: %v", err)
 	}
 	s.st = st
+	if o.Unlocked {
+		level.Warn(s.logger).Log("msg", "this platform offers no file lock: nothing keeps another process off the state file; run one process per state file", "file", s.path)
+	}
 	if o.Unusable != nil {
 		kv := []any{"msg", "state file not usable, set aside; nodes start from their first contact",
 			"file", s.path, "moved_to", o.SetAside, "err", o.Unusable}
@@ -96,20 +101,38 @@ func (s *stateStore) restore() error {
 		level.Info(s.logger).Log("msg", "state restored", "file", s.path, "nodes", restored)
 	}
 	if err := s.saveAll(); err != nil {
+		st.Close()
 		return fmt.Errorf("--events.state-file: %v", err)
 	}
 	return nil
 }
 
 // saveAll writes every configured node whose state changed and drops the
-// nodes no longer configured.
+// saved state of the nodes no longer configured, naming each once: at
+// start (a state written under another configuration) and after a reload
+// that removed nodes.
 func (s *stateStore) saveAll() error {
 	refs := s.exp.NodeStates()
 	nodes := make([]store.Node, len(refs))
 	for i, r := range refs {
 		nodes[i] = store.Node{Key: r.Key, State: r.State}
 	}
-	return s.st.SaveAll(nodes)
+	dropped, err := s.st.SaveAll(nodes)
+	for _, key := range dropped {
+		level.Warn(s.logger).Log("msg", "saved state of a node no longer configured dropped; configured again, it starts from its first contact",
+			"file", s.path, "node", key)
+	}
+	return err
+}
+
+// afterReload drops the saved state of the nodes a reload removed (and
+// writes what changed), so that the log names them at the reload rather
+// than at a later scrape. The first load, before restore, has no store yet.
+func (s *stateStore) afterReload() {
+	if s.st == nil {
+		return
+	}
+	s.afterMetrics()
 }
 
 // afterMetrics saves what a /metrics scrape has just moved, before its

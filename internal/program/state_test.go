@@ -39,7 +39,13 @@ func newTestStateStore(t *testing.T, path string, clusters []poller.Cluster) (*s
 	}
 	p.SetClusters(clusters)
 	var logs strings.Builder
-	return newStateStore(path, p, log.NewLogfmtLogger(&logs), nil), testExporter{p, exp}, &logs
+	s := newStateStore(path, p, log.NewLogfmtLogger(&logs), nil)
+	t.Cleanup(func() {
+		if s.st != nil {
+			s.st.Close()
+		}
+	})
+	return s, testExporter{p, exp}, &logs
 }
 
 func dirNames(t *testing.T, dir string) []string {
@@ -68,7 +74,8 @@ func TestStateFileStartsWithoutFileAndWritesOne(t *testing.T) {
 	if !strings.Contains(logs.String(), "no state file yet") {
 		t.Errorf("logs: %s", logs)
 	}
-	// A second start reads what the first wrote.
+	// A second start reads what the first wrote, once the first has ended.
+	s.st.Close()
 	s2, _, logs2 := newTestStateStore(t, path, oneNode)
 	if err := s2.restore(); err != nil {
 		t.Fatal(err)
@@ -76,9 +83,10 @@ func TestStateFileStartsWithoutFileAndWritesOne(t *testing.T) {
 	if !strings.Contains(logs2.String(), `msg="state restored"`) {
 		t.Errorf("logs: %s", logs2)
 	}
-	// The manifest and the slot file (written anew at each start), no
-	// temporary file.
-	if got := strings.Join(dirNames(t, filepath.Dir(path)), " "); got != "state.json state.json.slots.2" {
+	s2.st.Close()
+	// The manifest, the slot file (written anew at each start) and the
+	// lock file, no temporary file.
+	if got := strings.Join(dirNames(t, filepath.Dir(path)), " "); got != "state.json state.json.lock state.json.slots.2" {
 		t.Errorf("files beside the state file: %s", got)
 	}
 }
@@ -184,6 +192,7 @@ func TestStateSavedBeforeTheScrapeAnswers(t *testing.T) {
 		t.Fatalf("/probe answered %d with %d node writes, want 200 and 2", rec.Code, writes())
 	}
 	// A restart reads what the probe wrote.
+	s.st.Close()
 	s2, exp2, _ := newTestStateStore(t, path, []poller.Cluster{{Nodes: []poller.Node{{Target: apiclient.Node{Host: "core-1", Port: 9999}}}}})
 	if err := s2.restore(); err != nil {
 		t.Fatal(err)

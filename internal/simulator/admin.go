@@ -89,6 +89,8 @@ func (s *Simulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		s.adminFault(w, q)
 	case path == "/sim/readings":
 		s.adminReadings(w, q)
+	case path == "/sim/clock":
+		s.adminClock(w, q)
 	case path == "/sim/faults/clear":
 		s.ClearFaults()
 		adminJSON(w, http.StatusOK, map[string]string{"status": "cleared"})
@@ -281,6 +283,32 @@ func (s *Simulator) clearNodeFault(key string, f Fault) {
 		delete(s.faults.nodes, key)
 	}
 	s.faults.mu.Unlock()
+}
+
+// adminClock steps clocks: step= (a Go duration, negative: back) moves the
+// console's clock and every node's with it (StepClock), or with node= that
+// node's alone (ShiftClock).
+func (s *Simulator) adminClock(w http.ResponseWriter, q map[string][]string) {
+	var v, key string
+	if vs := q["step"]; len(vs) > 0 {
+		v = vs[0]
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		adminError(w, http.StatusBadRequest, "clock needs step=DURATION (e.g. -90s): "+strconv.Quote(v))
+		return
+	}
+	if vs := q["node"]; len(vs) > 0 && vs[0] != "" {
+		var ok bool
+		if key, ok = s.adminNode(w, vs[0]); !ok {
+			return
+		}
+		s.ShiftClock(key, d)
+		adminJSON(w, http.StatusOK, map[string]string{"status": "stepped", "scope": key, "step": d.String()})
+		return
+	}
+	s.StepClock(d)
+	adminJSON(w, http.StatusOK, map[string]string{"status": "stepped", "scope": "console", "step": d.String()})
 }
 
 // adminReadings changes readings while serving (an upgrade or a restart of

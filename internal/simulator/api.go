@@ -1,5 +1,5 @@
 // Package simulator is a simulated cluster console: a real HTTP server that
-// speaks the console REST API of ../shared/spec/cluster-api.md, with several
+// speaks the console REST API (docs/console-api.md), with several
 // nodes, each with its own event log, a deterministic scenario engine, a
 // ground-truth log for tests, and fault injection.
 //
@@ -12,6 +12,7 @@
 package simulator
 
 import (
+	"crypto/tls"
 	"net/http"
 	"time"
 )
@@ -74,6 +75,13 @@ type Config struct {
 	StartedAgo time.Duration
 	// Compact makes JSON answers compact; default is compact too; Pretty: indented.
 	Pretty bool
+	// TLS, when set, serves the console over HTTPS with this configuration
+	// (its certificate). Its NextProtos are the protocols the console
+	// offers in ALPN, "h2" and "http/1.1", and the only ones it speaks
+	// (empty: both, as net/http's server). Offering only "h2" is a console
+	// behind an HTTP/2-only load balancer: a client offering only
+	// http/1.1 fails its handshake, one offering none is hung up on.
+	TLS *tls.Config
 }
 
 // SSOMode is how Config.SSOProxy answers a call with an expired token.
@@ -133,6 +141,8 @@ type Stats struct {
 	Refused       int            // calls refused as unauthenticated
 	Requests      map[string]int // by endpoint name (login, version, columns, events, events_date, lastevents, event_asc, event_desc, event_count)
 	NodeRequests  map[string]int // /api/monitor calls by node key
+	Protocols     map[string]int // API calls by protocol as received: HTTP/1.1, HTTP/2.0
+	Connections   int            // connections accepted (refused TLS handshakes included)
 }
 
 // Fault is injected on a node's calls (SetNodeFault) or on every call,
@@ -170,7 +180,8 @@ func New(cfg Config) *Simulator { return newSimulator(cfg) }
 // Start listens on addr (use "127.0.0.1:0") and serves until Close.
 func (s *Simulator) Start(addr string) error { return s.start(addr) }
 
-// URL is the console base URL, e.g. http://127.0.0.1:34567.
+// URL is the console base URL, e.g. http://127.0.0.1:34567 (https://
+// with Config.TLS).
 func (s *Simulator) URL() string { return s.url() }
 
 // Handler serves the console API (for callers that run their own server).
@@ -210,8 +221,18 @@ func (s *Simulator) StartCluster() { s.startCluster() }
 // second from the next simulated second on (0: only scripted events).
 func (s *Simulator) SetRate(r float64) { s.setRate(r) }
 
-// ShiftClock moves a node's clock by d (negative: `last` goes backwards).
+// ShiftClock moves a node's clock by d (negative: `last` goes backwards),
+// the console's and the other nodes' staying: the node's clock steps alone.
 func (s *Simulator) ShiftClock(node string, d time.Duration) { s.shiftClock(node, d) }
+
+// StepClock moves the console's clock by d, on any Clock, and with it every
+// node's (they run at their offsets from it): an NTP correction on the
+// whole cluster. Its Date headers, `last`, token lifetimes and the nodes'
+// event dates follow. Events dated after a node's clock become invisible
+// until the clock reaches them again (the simulator's log is a function of
+// its nodes' clocks), and no background event is logged for the time a
+// clock runs over twice. With a ManualClock, Advance does the same.
+func (s *Simulator) StepClock(d time.Duration) { s.clock.step.Add(int64(d)) }
 
 // ---- In-process answers (implemented in direct.go) ----
 

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -9,6 +10,16 @@ import (
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
+
+// steppedClock is the console's clock: the configured Clock moved by the
+// steps StepClock made (an NTP correction on the whole cluster). The nodes'
+// clocks run at their offsets from it, so they step with it.
+type steppedClock struct {
+	base Clock
+	step atomic.Int64 // ns
+}
+
+func (c *steppedClock) Now() time.Time { return c.base.Now().Add(time.Duration(c.step.Load())) }
 
 // manualClock is the body of ManualClock: time only moves when told, so tests
 // get exact determinism.

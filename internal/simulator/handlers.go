@@ -68,7 +68,7 @@ func (s *Simulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	name, params := route(r.Method, r.URL.Path)
 	if name != "" {
-		s.st.add(func(st *Stats) { st.Requests[name]++ })
+		s.st.add(func(st *Stats) { st.Requests[name]++; st.Protocols[r.Proto]++ })
 	}
 	if f, ok := s.takeFault(""); ok && s.applyFault(w, r, f) {
 		return

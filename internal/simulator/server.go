@@ -1,10 +1,12 @@
 package simulator
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +15,7 @@ import (
 // Simulator is a simulated console with its nodes. Safe for concurrent use.
 type Simulator struct {
 	cfg   Config
-	clock Clock
+	clock *steppedClock // Config.Clock, moved by StepClock
 	loc   *time.Location
 
 	nodeList []*node
@@ -31,10 +33,11 @@ type Simulator struct {
 	// (the console Down fault) while the http.Server lives on.
 	srvMu   sync.Mutex
 	srv     *http.Server
-	addr    string // resolved listen address, kept across Down
-	ln      net.Listener
-	held    bool      // ln shares its port (SO_REUSEPORT): hold can keep it while Down
-	hold    io.Closer // while Down: a bound socket that never listens, holding the port
+	addr    string       // resolved listen address, kept across Down
+	ln      net.Listener // the TCP listener, beneath TLS with Config.TLS
+	tls     *tls.Config  // the listener's TLS, nil for plain HTTP
+	held    bool         // ln shares its port (SO_REUSEPORT): hold can keep it while Down
+	hold    io.Closer    // while Down: a bound socket that never listens, holding the port
 	conns   map[net.Conn]struct{}
 	serving sync.WaitGroup
 	closed  chan struct{}
@@ -42,10 +45,10 @@ type Simulator struct {
 }
 
 func newSimulator(cfg Config) *Simulator {
-	s := &Simulator{cfg: cfg, clock: cfg.Clock, loc: cfg.Location, byKey: map[string]*node{},
+	s := &Simulator{cfg: cfg, clock: &steppedClock{base: cfg.Clock}, loc: cfg.Location, byKey: map[string]*node{},
 		closed: make(chan struct{}), conns: map[net.Conn]struct{}{}}
-	if s.clock == nil {
-		s.clock = realClock{}
+	if s.clock.base == nil {
+		s.clock.base = realClock{}
 	}
 	if s.loc == nil {
 		s.loc = time.UTC
@@ -115,13 +118,20 @@ func (s *Simulator) start(addr string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnState:         s.trackConn,
 	}
+	if s.cfg.TLS != nil {
+		s.tls, s.srv.Protocols = serverTLS(s.cfg.TLS)
+	}
 	s.serveLocked(ln)
 	return nil
 }
 
-// serveLocked serves on ln in the background. Caller holds srvMu.
+// serveLocked serves on ln in the background (through TLS with
+// Config.TLS). Caller holds srvMu.
 func (s *Simulator) serveLocked(ln net.Listener) {
 	s.ln = ln
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
 	srv := s.srv
 	s.serving.Add(1)
 	go func() {
@@ -136,6 +146,7 @@ func (s *Simulator) trackConn(c net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
 		s.conns[c] = struct{}{}
+		s.st.add(func(st *Stats) { st.Connections++ })
 	case http.StateClosed, http.StateHijacked:
 		delete(s.conns, c)
 	}
@@ -205,7 +216,47 @@ func (s *Simulator) setDown(down bool) {
 func (s *Simulator) url() string {
 	s.srvMu.Lock()
 	defer s.srvMu.Unlock()
+	if s.tls != nil {
+		return "https://" + s.addr
+	}
 	return "http://" + s.addr
+}
+
+// serverTLS is the listener's TLS configuration for cfg, offering in ALPN
+// the protocols of cfg.NextProtos (both when empty), and the server's
+// protocols to match: the console speaks only what it offers.
+func serverTLS(cfg *tls.Config) (*tls.Config, *http.Protocols) {
+	out := cfg.Clone()
+	if len(out.NextProtos) == 0 {
+		out.NextProtos = []string{"h2", "http/1.1"}
+	}
+	var p http.Protocols
+	for _, proto := range out.NextProtos {
+		switch proto {
+		case "h2":
+			p.SetHTTP2(true)
+		case "http/1.1":
+			p.SetHTTP1(true)
+		}
+	}
+	if p.HTTP2() && !p.HTTP1() {
+		// Go's TLS server lets a client that offers http/1.1 alone
+		// through an "h2"-only ALPN list, without a protocol (Go issue
+		// 46310), and the HTTP server would then hang up on it. The
+		// HTTP/2-only fronts this stands for refuse it in the handshake,
+		// with the no_application_protocol alert: a list without "h2"
+		// (and without what the client offers) makes Go send that alert.
+		h2 := out
+		refuse := h2.Clone()
+		refuse.NextProtos = []string{"h2-only-front"}
+		out = &tls.Config{GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			if len(hello.SupportedProtos) > 0 && !slices.Contains(hello.SupportedProtos, "h2") {
+				return refuse, nil
+			}
+			return h2, nil
+		}}
+	}
+	return out, &p
 }
 
 func (s *Simulator) handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }

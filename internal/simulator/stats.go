@@ -9,7 +9,7 @@ type statsState struct {
 
 func (st *statsState) reset() {
 	st.mu.Lock()
-	st.s = Stats{Requests: map[string]int{}, NodeRequests: map[string]int{}}
+	st.s = Stats{Requests: map[string]int{}, NodeRequests: map[string]int{}, Protocols: map[string]int{}}
 	st.mu.Unlock()
 }
 
@@ -30,6 +30,10 @@ func (s *Simulator) stats() Stats {
 	out.NodeRequests = make(map[string]int, len(s.st.s.NodeRequests))
 	for k, v := range s.st.s.NodeRequests {
 		out.NodeRequests[k] = v
+	}
+	out.Protocols = make(map[string]int, len(s.st.s.Protocols))
+	for k, v := range s.st.s.Protocols {
+		out.Protocols[k] = v
 	}
 	return out
 }

@@ -234,7 +234,7 @@ func statusNodeOf(n poller.NodeStatus, now time.Time, red redactor) statusNode {
 	sn.Semantics = n.Semantics
 	switch {
 	case !n.ClockLagKnown:
-		sn.ClockLag = "not known yet"
+		sn.ClockLag = "not known (too few events shown lately, or a clock stepped)"
 	case n.ClockLag == 0:
 		sn.ClockLag = "none"
 	case n.ClockLag > 0:

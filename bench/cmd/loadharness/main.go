@@ -18,7 +18,8 @@
 //
 //	go run ./bench/cmd/loadharness -n 200,2000 -json=false -knobs=false -exporter old -compare new
 //
-// or of one binary with and without a flag (-compare-args gives it to the
+// (-console-tls h2,http/1.1 serves the consoles over HTTPS, -console-tls h2
+// as behind an HTTP/2-only front), or of one binary with and without a flag (-compare-args gives it to the
 // second only):
 //
 //	go run ./bench/cmd/loadharness -n 200 -json=false -knobs=false -exporter bin -compare bin -compare-args --events.log=/tmp/events.log
@@ -34,6 +35,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +67,7 @@ func run(args []string) int {
 	timeout := fs.Duration("timeout", 20*time.Minute, "bound of the whole run")
 	profile := fs.String("profile", "", "console profile of the simulator for the node tables ("+strings.Join(simulator.ProfileNames(), ", ")+"; default its default)")
 	countRunning := fs.Bool("count-running", false, "the simulator's event/count counts running events too (node tables)")
+	consoleTLS := fs.String("console-tls", "", "serve the consoles of the node tables and of -compare over HTTPS (a private CA, given to the exporter as tls_config.ca_file), offering these protocols in ALPN, comma-separated: h2, http/1.1 (h2 alone: an HTTP/2-only front; empty: plain HTTP)")
 	rates := fs.String("rates", "", "events per node per second, comma-separated (e.g. 0.2,2,20): also print the table by console profile and rate")
 	rateProfiles := fs.String("rate-profiles", "all", "console profiles of the rates table, comma-separated, or all")
 	rateNodes := fs.Int("rate-nodes", 3, "nodes of each run of the rates table")
@@ -124,6 +127,21 @@ func run(args []string) int {
 			return 2
 		}
 	}
+	var alpn []string
+	if *consoleTLS != "" {
+		for _, p := range strings.Split(*consoleTLS, ",") {
+			if p = strings.TrimSpace(p); p != "h2" && p != "http/1.1" {
+				fmt.Fprintf(os.Stderr, "loadharness: -console-tls: %q is not h2 or http/1.1\n", p)
+				return 2
+			}
+			alpn = append(alpn, p)
+		}
+		if *withJSON && !slices.Contains(alpn, "http/1.1") && len(ns) > 0 && *compare == "" {
+			// Tried: its client offers no h2, and the console hangs up.
+			fmt.Fprintln(os.Stderr, "loadharness: json_exporter "+harness.JSONExporterVersion+" cannot talk to a console that offers only h2: add -json=false")
+			return 2
+		}
+	}
 	ko := harness.KnobOptions{Nodes: *knobNodes, Rate: *knobRate, Interval: *knobInterval, WarmUp: *knobWarmUp,
 		Scrapes: *knobScrapes, Log: os.Stderr, Timeout: *timeout}
 	if *knobRows != "" {
@@ -150,7 +168,7 @@ func run(args []string) int {
 	}
 	o := harness.Options{Nodes: ns, Latency: *latency, LatencyScrapes: *latencyScrapes, NodeScrapes: *nodeScrapes,
 		Interval: *interval, Rate: *rate, Day: *day, DaySteps: *daySteps, Concurrency: *concurrency,
-		Profile: *profile, CountRunning: *countRunning,
+		Profile: *profile, CountRunning: *countRunning, ConsoleTLS: alpn,
 		ExporterBin: *exporter, JSONExporterBin: *jsonBin, Timeout: *timeout, Log: os.Stderr,
 		Args: strings.Fields(*exporterArgs), CompareArgs: strings.Fields(*compareArgs)}
 	if o.ExporterBin == "" && (len(ns) > 0 || len(rs) > 0 || *knobs && !inProcess) {
