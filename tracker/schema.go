@@ -12,7 +12,9 @@ package tracker
 //     keyed the same way.
 //   - 2: NodeDown and NodeDownLast are keyed by the down node's name,
 //     given when the report was first read (Options.DownNodeName), and
-//     NodeDownLast is kept; RelearnNodeDown may be set.
+//     NodeDownLast is kept; RelearnNodeDown may be set. The evidence of the
+//     node's clock lag (Lateness.Clock) is kept too; a state without it
+//     learns it from its next polls (clocklag.go).
 //
 // A version that meets a schema above its own refuses the state rather
 // than drop what it does not know (the state store checks it, with the
