@@ -61,41 +61,16 @@ func (eventsCollector) update(v *nodeView) error {
 }
 
 // emitNodeDown emits the NODE_DOWN reports and the latest report's date by
-// down node, named as the configuration names it (an optional number per
-// node). Two keys naming one node (its number, and a comment that is its
-// name already) make one series: reports added, the latest date kept.
+// down node: the engine's keys are the labels, each the name the report
+// was given when it was first read (tracker.Options.DownNodeName), which a
+// reload does not change.
 func emitNodeDown(v *nodeView) {
 	st := v.st
-	if len(st.NodeDown) == 0 && len(st.NodeDownLast) == 0 {
-		return
+	for _, n := range sortedKeys(v, st.NodeDown) {
+		v.counter(v.d.nodeDown, float64(st.NodeDown[n]), n)
 	}
-	name := v.downNode
-	if name == nil {
-		// The keys are the labels: no merging to do, no maps to build at
-		// every scrape of every node.
-		for _, n := range sortedKeys(v, st.NodeDown) {
-			v.counter(v.d.nodeDown, float64(st.NodeDown[n]), n)
-		}
-		for _, n := range sortedKeys(v, st.NodeDownLast) {
-			v.gauge(v.d.nodeDownLast, float64(st.NodeDownLast[n])/1000, n)
-		}
-		return
-	}
-	reports := make(map[string]uint64, len(st.NodeDown))
-	for k, n := range st.NodeDown {
-		reports[name(k)] += n
-	}
-	last := make(map[string]int64, len(st.NodeDownLast))
-	for k, date := range st.NodeDownLast {
-		if d, ok := last[name(k)]; !ok || date > d {
-			last[name(k)] = date
-		}
-	}
-	for _, n := range sortedKeys(v, reports) {
-		v.counter(v.d.nodeDown, float64(reports[n]), n)
-	}
-	for _, n := range sortedKeys(v, last) {
-		v.gauge(v.d.nodeDownLast, float64(last[n])/1000, n)
+	for _, n := range sortedKeys(v, st.NodeDownLast) {
+		v.gauge(v.d.nodeDownLast, float64(st.NodeDownLast[n])/1000, n)
 	}
 }
 

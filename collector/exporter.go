@@ -42,10 +42,6 @@ type nodeSeries struct {
 	n      *poller.NodeRuntime
 	labels []string         // values of the node labels: [cluster,] node
 	pairs  []*dto.LabelPair // the same as label pairs, shared by the node's series
-	// downNode names a down node of the node's cluster (down_node label)
-	// from the engine's key, the NODE_DOWN comment; nil when no node of
-	// the cluster has a number (the key is the label).
-	downNode func(key string) string
 }
 
 // New returns the exporter of the nodes p polls. Unknown names in
@@ -87,11 +83,7 @@ func (e *Exporter) seriesOf(set *poller.Set) []*clusterSeries {
 			if c.Name != "" {
 				labels, names = []string{c.Name, name}, []string{"cluster", "node"}
 			}
-			ns := nodeSeries{n: n, labels: labels, pairs: labelPairs(names, labels)}
-			if c.NamesDownNodes() {
-				ns.downNode = c.DownNode
-			}
-			cs.nodes = append(cs.nodes, ns)
+			cs.nodes = append(cs.nodes, nodeSeries{n: n, labels: labels, pairs: labelPairs(names, labels)})
 		}
 		out = append(out, cs)
 	}

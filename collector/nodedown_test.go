@@ -10,11 +10,12 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
-// down_node names the node reported down as the configuration does: the
-// name of the cluster's node of the number in the NODE_DOWN comment, the
-// comment itself when no node has that number. The latest report's time
-// is a gauge per down node, in seconds. A comment that already is a
-// node's name and that node's number make one series, not two.
+// down_node names the node reported down as the configuration does when
+// the report is read: the name of the cluster's node of the number in the
+// NODE_DOWN comment, the comment itself when no node has that number. The
+// latest report's time is a gauge per down node, in seconds. A comment
+// that already is a node's name and that node's number make one series,
+// not two. A reload does not rename the reports read before it.
 func TestNodeDownNamedByConfiguredNumber(t *testing.T) {
 	e := newEnv(t, simulator.Config{}, 2, testOptions{})
 	one, two := e.nodes[0], e.nodes[1]
@@ -56,10 +57,19 @@ func TestNodeDownNamedByConfiguredNumber(t *testing.T) {
 		t.Errorf("node %s reported nothing, has %d latest-report series", two, len(got))
 	}
 
-	// A reload without the number: the series carry the number again.
+	// A reload without the number: the reports read before keep their
+	// name; a report read after it carries the number.
 	e.p.SetClusters([]poller.Cluster{e.cluster("", e.nodes...)})
+	if got := e.scrape(nil).value(t, "indexima_node_down_reports_total", l("node", one, "down_node", two)); got != 3 {
+		t.Errorf("after the reload, reports of %s = %v, want still 3", two, got)
+	}
+	e.sim.Append(one, simulator.Event{Type: simulator.NodeDown, Date: e.nowMS() + 1, Duration: 1, Comment: "4"})
+	e.clock.Advance(2 * time.Second)
 	m = e.scrape(nil)
 	if got := m.value(t, "indexima_node_down_reports_total", l("node", one, "down_node", "4")); got != 1 {
-		t.Errorf("reports of 4 without its number configured = %v, want 1", got)
+		t.Errorf("reports of 4 read without its number configured = %v, want 1", got)
+	}
+	if got := m.value(t, "indexima_node_down_reports_total", l("node", one, "down_node", two)); got != 3 {
+		t.Errorf("reports of %s = %v, want still 3", two, got)
 	}
 }

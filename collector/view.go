@@ -29,15 +29,13 @@ type nodeView struct {
 	// created is the counters' created timestamp: when counting began for
 	// the node (nil when not known).
 	created *timestamppb.Timestamp
-	// downNode is the down_node label of a down-node key (nodeSeries).
-	downNode func(key string) string
 }
 
 // view reads a node's committed outcome for emission.
 func viewOf(out sink, keys *[]string, d *descs, ns nodeSeries, res poller.Result, window time.Duration) *nodeView {
 	c := ns.n.Committed()
 	v := &nodeView{out: out, keys: keys, d: d, labels: ns.labels, pairs: ns.pairs, st: c.State, info: c.Info, res: res,
-		lastPoll: c.LastPoll, failures: c.Failures, lateWindow: window, downNode: ns.downNode}
+		lastPoll: c.LastPoll, failures: c.Failures, lateWindow: window}
 	if c.State.Since > 0 {
 		v.created = timestamppb.New(time.UnixMilli(c.State.Since))
 	}

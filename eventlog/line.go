@@ -37,17 +37,15 @@ type Line struct {
 	// DurationMS is null when the console gave none.
 	DurationMS *int64 `json:"duration_ms"`
 	Comment    string `json:"comment"`
-	// DownNode is the comment of a NODE_DOWN event: the number of the node
-	// reported down (spec section 6); DownNodeName its name when the
-	// configuration knows it.
-	DownNode     string `json:"down_node,omitempty"`
-	DownNodeName string `json:"down_node_name,omitempty"`
+	// DownNode is, for a NODE_DOWN event, the node reported down as the
+	// metrics' down_node label names it: its configured name when the
+	// configuration gave a node of the cluster the number in the comment
+	// when the exporter first read the event (the name stays with the
+	// event across reloads), else the comment. DownNodeNumber is that
+	// number, when the comment is one (spec section 6).
+	DownNode       string `json:"down_node,omitempty"`
+	DownNodeNumber *int   `json:"down_node_number,omitempty"`
 }
-
-// DownNodeNamer names the node a NODE_DOWN event reports, from the
-// cluster's name and the event's comment (the node's number); ok is false
-// when the configuration does not tell. nil: no name is ever known.
-type DownNodeNamer func(cluster, number string) (name string, ok bool)
 
 // MaxComment bounds the comment written in a line, in bytes (cut at a
 // character boundary): a line must fit in a write, whatever a console puts
@@ -58,7 +56,7 @@ const MaxComment = 16 << 10
 const dateLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // LineOf makes the line of an event a node counted.
-func LineOf(n poller.NodeRef, c tracker.Counted, names DownNodeNamer) Line {
+func LineOf(n poller.NodeRef, c tracker.Counted) Line {
 	l := Line{
 		ID:      ID(n, c),
 		Cluster: n.Cluster,
@@ -74,14 +72,24 @@ func LineOf(n poller.NodeRef, c tracker.Counted, names DownNodeNamer) Line {
 		l.DurationMS = &d
 	}
 	if c.Type == "NODE_DOWN" {
-		l.DownNode = l.Comment
-		if names != nil {
-			if name, ok := names(n.Cluster, c.Comment); ok {
-				l.DownNodeName = name
-			}
-		}
+		l.DownNode, l.DownNodeNumber = DownNodeOf(c)
 	}
 	return l
+}
+
+// DownNodeOf is the down node of a NODE_DOWN event as the lines give it
+// (Line.DownNode, Line.DownNodeNumber), for the pages that show the
+// events otherwise (/status).
+func DownNodeOf(c tracker.Counted) (name string, number *int) {
+	key := tracker.DownNodeKey(c.Comment)
+	name = c.DownNode
+	if name == "" {
+		name = key // (not named by the engine: a caller's own event)
+	}
+	if n, ok := tracker.NodeNumber(key); ok {
+		number = &n
+	}
+	return name, number
 }
 
 // ID names an event: a hash of what tells it in the node's log (the

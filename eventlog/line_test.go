@@ -22,7 +22,7 @@ var (
 // A line holds the event as the console gave it, its date twice (RFC 3339
 // with milliseconds, and Unix ms), and parses back as one JSON object.
 func TestLineOfAnEvent(t *testing.T) {
-	l := LineOf(ref, tload, nil)
+	l := LineOf(ref, tload)
 	b, err := json.Marshal(l)
 	if err != nil {
 		t.Fatal(err)
@@ -51,30 +51,38 @@ func TestLineOfAnEvent(t *testing.T) {
 	// No duration: null, not 0.
 	nd := tload
 	nd.HasDuration, nd.Duration = false, 0
-	if b, _ := json.Marshal(LineOf(ref, nd, nil)); !bytes.Contains(b, []byte(`"duration_ms":null`)) {
+	if b, _ := json.Marshal(LineOf(ref, nd)); !bytes.Contains(b, []byte(`"duration_ms":null`)) {
 		t.Errorf("an event without duration: %s", b)
 	}
 }
 
-// NODE_DOWN: the comment is the down node's number; its name is written
-// when the configuration tells it.
+// NODE_DOWN: down_node is the down node as the engine named it when it
+// counted the event (the metrics' down_node), its number a field of its
+// own when the comment is one; an event the engine did not name falls
+// back on the comment.
 func TestLineOfNodeDown(t *testing.T) {
-	down := tracker.Counted{Event: event.Event{Type: "NODE_DOWN", Date: tload.Date, HasDuration: true, Comment: "3"}, Nth: 1}
-	if l := LineOf(ref, down, nil); l.DownNode != "3" || l.DownNodeName != "" {
-		t.Errorf("without names: down_node %q, down_node_name %q", l.DownNode, l.DownNodeName)
+	down := tracker.Counted{Event: event.Event{Type: "NODE_DOWN", Date: tload.Date, HasDuration: true, Comment: "3"}, Nth: 1, DownNode: "core-3"}
+	b, err := json.Marshal(LineOf(ref, down))
+	if err != nil {
+		t.Fatal(err)
 	}
-	names := func(cluster, number string) (string, bool) {
-		if cluster == "prod" && number == "3" {
-			return "core-3", true
-		}
-		return "", false
+	if !bytes.HasSuffix(b, []byte(`"comment":"3","down_node":"core-3","down_node_number":3}`)) {
+		t.Errorf("named: %s", b)
 	}
-	if l := LineOf(ref, down, names); l.DownNode != "3" || l.DownNodeName != "core-3" {
-		t.Errorf("with names: down_node %q, down_node_name %q", l.DownNode, l.DownNodeName)
+	if bytes.Contains(b, []byte("down_node_name")) {
+		t.Errorf("a down_node_name field: %s", b)
 	}
-	down.Comment = "9"
-	if l := LineOf(ref, down, names); l.DownNode != "9" || l.DownNodeName != "" {
-		t.Errorf("a number the configuration does not know: down_node %q, down_node_name %q", l.DownNode, l.DownNodeName)
+	down.Comment, down.DownNode = "9", "9"
+	if l := LineOf(ref, down); l.DownNode != "9" || l.DownNodeNumber == nil || *l.DownNodeNumber != 9 {
+		t.Errorf("a number the configuration does not know: down_node %q, number %v", l.DownNode, l.DownNodeNumber)
+	}
+	down.Comment, down.DownNode = " core-7 ", "core-7"
+	if l := LineOf(ref, down); l.DownNode != "core-7" || l.DownNodeNumber != nil {
+		t.Errorf("a comment that is no number: down_node %q, number %v", l.DownNode, l.DownNodeNumber)
+	}
+	down.DownNode = ""
+	if l := LineOf(ref, down); l.DownNode != "core-7" {
+		t.Errorf("not named by the engine: down_node %q, want the comment as a label", l.DownNode)
 	}
 }
 
@@ -128,7 +136,7 @@ func TestLineOfAnOddComment(t *testing.T) {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(LineOf(ref, c, nil)); err != nil {
+		if err := enc.Encode(LineOf(ref, c)); err != nil {
 			t.Fatal(err)
 		}
 		if bytes.Count(buf.Bytes(), []byte{'\n'}) != 1 {

@@ -30,7 +30,6 @@ type Options struct {
 	// kept (at least 1). The log takes at most MaxSize × (MaxBackups+1).
 	MaxSize    int64
 	MaxBackups int
-	Names      DownNodeNamer
 	Logger     log.Logger
 	// Stdout is the standard output, for Path "-".
 	Stdout io.Writer
@@ -55,7 +54,6 @@ const chunkSize = 64 << 10
 type Log struct {
 	path   string // "" for the standard output
 	logger log.Logger
-	names  DownNodeNamer
 
 	mu     sync.Mutex
 	out    io.Writer
@@ -112,7 +110,7 @@ func newLog(path string, out io.Writer, closer io.Closer, o Options) *Log {
 	if o.Logger == nil {
 		o.Logger = log.NewNopLogger()
 	}
-	l := &Log{path: path, logger: o.Logger, names: o.Names, out: out, closer: closer}
+	l := &Log{path: path, logger: o.Logger, out: out, closer: closer}
 	l.enc = json.NewEncoder(appender{&l.buf})
 	l.enc.SetEscapeHTML(false)
 	return l
@@ -134,7 +132,7 @@ func (l *Log) Counted(n poller.NodeRef, evs []tracker.Counted) error {
 	}
 	start := len(l.buf)
 	for _, c := range evs {
-		if err := l.enc.Encode(LineOf(n, c, l.names)); err != nil {
+		if err := l.enc.Encode(LineOf(n, c)); err != nil {
 			// Not expected (a Line holds nothing JSON cannot): the poll is
 			// not applied, and its events come again with the next one.
 			l.buf = l.buf[:start]

@@ -126,8 +126,9 @@ func (nopHandler) Running(event.Event) error { return nil }
 
 // A state file is read at start: whatever it holds (a truncated write of
 // an older version, another program's JSON, garbage), the store migrates
-// it, sets it aside or restores it, never panics, and what it restored is
-// written back and reads again. The seed is a real state of format 2 as
+// it, sets it aside or restores it, or refuses a newer version's store
+// (changing nothing), never panics, and what it restored is written back
+// and reads again. The seed is a real state of format 2 as
 // an exporter wrote it after polling the simulator. This target reads the
 // file as a whole; polling a restored node state is fuzzed in-process by
 // tracker.FuzzReadState (no socket, no goroutine, so that the fuzzer
@@ -185,6 +186,12 @@ func FuzzReadStateFile(f *testing.F) {
 		fresh := poller.New(poller.Options{})
 		fresh.SetClusters(clusters)
 		st, o, err := store.Open(path)
+		if newer := (*store.NewerError)(nil); errors.As(err, &newer) {
+			if b, rerr := os.ReadFile(path); rerr != nil || !bytes.Equal(b, data) {
+				t.Errorf("refused (%v), but the file changed (%v)", err, rerr)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}

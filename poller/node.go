@@ -23,8 +23,9 @@ type NodeRuntime struct {
 	mu       sync.Mutex
 	name     string
 	api      nodeAPI
-	state    *tracker.State // committed; never modified once committed (polls clone it)
-	info     Info           // replaced, never modified
+	downName tracker.DownNodeNamer // the engine's DownNodeName: its cluster's numbers
+	state    *tracker.State        // committed; never modified once committed (polls clone it)
+	info     Info                  // replaced, never modified
 	inflight *pollCall
 	lastPoll time.Duration
 	// misses counts the polls in a row cut by the scrape's deadline;
@@ -117,7 +118,7 @@ func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 	}
 	c := &pollCall{done: make(chan struct{})}
 	n.inflight = c
-	api, old, info, misses, partials := n.api, n.state, n.info, n.misses, n.partials
+	api, old, info, misses, partials, downName := n.api, n.state, n.info, n.misses, n.partials, n.downName
 	ref := NodeRef{Cluster: n.cluster, Name: n.name, Target: n.target.String()}
 	logger := n.nodeLogger()
 	n.mu.Unlock()
@@ -135,7 +136,7 @@ func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 		return res
 	}
 	opts := p.engine
-	opts.Logger = logger
+	opts.Logger, opts.DownNodeName = logger, downName
 	st, rep, err := tracker.Poll(pctx, nodeConsole{api: api, node: n.target}, old, opts)
 	res := Result{Err: err, ConsoleAnswered: consoleAnswered(err)}
 	if err != nil {

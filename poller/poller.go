@@ -1,7 +1,6 @@
 package poller
 
 import (
-	"strconv"
 	"sync"
 	"time"
 
@@ -77,28 +76,43 @@ type ClusterNodes struct {
 	Name  string // "" for the single unnamed cluster
 	Nodes []*NodeRuntime
 	// byNumber is the configured name of each node given a number.
-	byNumber map[int]string
+	byNumber nodeNumbers
 }
 
-// NamesDownNodes tells whether DownNode names any down node: whether some
-// node of the cluster has a configured number.
-func (c ClusterNodes) NamesDownNodes() bool { return len(c.byNumber) > 0 }
-
 // DownNode names the node a NODE_DOWN comment (the engine's down-node key)
-// designates: the configured name of the cluster's node of that number, or
-// the key itself when no node has it (or it is not a number).
-func (c ClusterNodes) DownNode(key string) string {
-	if len(c.byNumber) == 0 {
+// designates in this configuration: the configured name of the cluster's
+// node of that number, or the key itself when no node has it (or it is
+// not a number). The engine names a report so when it first reads it
+// (tracker.Options.DownNodeName), and the report keeps that name.
+func (c ClusterNodes) DownNode(key string) string { return c.byNumber.name(key) }
+
+// nodeNumbers is the configured name of each node of a cluster given a
+// number; never modified once made (the engine of a poll under way may
+// read it while a reload makes the next one).
+type nodeNumbers map[int]string
+
+func (m nodeNumbers) name(key string) string {
+	if len(m) == 0 {
 		return key
 	}
-	n, err := strconv.Atoi(key)
-	if err != nil {
+	n, ok := tracker.NodeNumber(key)
+	if !ok {
 		return key
 	}
-	if name, ok := c.byNumber[n]; ok {
+	if name, ok := m[n]; ok {
 		return name
 	}
 	return key
+}
+
+// namer is the engine's DownNodeName for a cluster of these numbers: nil
+// when no node has one (the key is the name), so that most polls pass no
+// function.
+func (m nodeNumbers) namer() tracker.DownNodeNamer {
+	if len(m) == 0 {
+		return nil
+	}
+	return m.name
 }
 
 // New returns a poller with no clusters yet.
@@ -150,16 +164,16 @@ func (p *Poller) SetClusters(clusters []Cluster) {
 	for _, c := range clusters {
 		cn := ClusterNodes{Name: c.Name}
 		for _, nd := range c.Nodes {
-			name := nd.Name
-			if name == "" {
-				name = nd.Target.String()
-			}
 			if nd.Number != nil {
 				if cn.byNumber == nil {
-					cn.byNumber = map[int]string{}
+					cn.byNumber = nodeNumbers{}
 				}
-				cn.byNumber[*nd.Number] = name
+				cn.byNumber[*nd.Number] = nodeName(nd)
 			}
+		}
+		downName := cn.byNumber.namer()
+		for _, nd := range c.Nodes {
+			name := nodeName(nd)
 			var api nodeAPI
 			if c.Client != nil {
 				api = c.Client
@@ -170,13 +184,21 @@ func (p *Poller) SetClusters(clusters []Cluster) {
 			}
 			delete(old, nodeID(c.Name, nd.Target)) // a node listed twice gets a fresh runtime the second time
 			nr.mu.Lock()
-			nr.name, nr.api = name, api
+			nr.name, nr.api, nr.downName = name, api, downName
 			nr.mu.Unlock()
 			cn.Nodes = append(cn.Nodes, nr)
 		}
 		next.Clusters = append(next.Clusters, cn)
 	}
 	p.set = next
+}
+
+// nodeName is a node's configured name, host:port by default.
+func nodeName(nd Node) string {
+	if nd.Name == "" {
+		return nd.Target.String()
+	}
+	return nd.Name
 }
 
 // Current returns the configured clusters and nodes.

@@ -52,7 +52,8 @@ func (p *Poller) NodeStateOf(cluster, target string) (NodeState, bool) {
 // key (NodeState.Key); call it after the first SetClusters, before the
 // first scrape. A saved state may be old, damaged or hand-edited:
 // tracker.State.Repair (which modifies states) drops what cannot be
-// trusted. It returns how many
+// trusted, and tracker.State.Upgrade brings an earlier version's to this
+// one. It returns how many
 // nodes were restored; states of nodes no longer configured are ignored.
 func (p *Poller) Restore(states map[string]*tracker.State) int {
 	restored := 0
@@ -65,6 +66,9 @@ func (p *Poller) Restore(states map[string]*tracker.State) int {
 			n.mu.Lock()
 			if !n.state.Contacted && n.inflight == nil {
 				st.Repair(p.engine.Limits)
+				// A state of an earlier version: its down nodes named once,
+				// with the configuration loaded now (tracker.Schema).
+				st.Upgrade(c.byNumber.namer())
 				n.state = st.Clone()
 				restored++
 			}

@@ -23,7 +23,10 @@ import (
 // read into memory.
 const maxManifestBytes = 64 << 20
 
-// manifest is the document at PATH.
+// manifest is the document at PATH. A version that changes it changes
+// Format: a version that meets a format above its own refuses the store
+// (NewerError). (Its fields are not checked otherwise: an earlier main
+// wrote a manifest of format 3 with other fields, set aside as unusable.)
 type manifest struct {
 	Format   int               `json:"format"`
 	SlotFile string            `json:"slot_file"` // PATH.slots.GEN, in PATH's directory
@@ -135,6 +138,8 @@ func openLocked(path string) (*Store, Opened, error) {
 				return s, o, s.load(m, gen, &o)
 			}
 		}
+	case head.Format > Format:
+		return nil, o, &NewerError{Path: path, What: fmt.Sprintf("store format %d; this version reads %d", head.Format, Format)}
 	case head.Format != 0:
 		err = fmt.Errorf("store format %d, want %d (written by another version)", head.Format, Format)
 	case head.Version < oldestVersion || head.Version > newestOldVersion:
@@ -244,6 +249,9 @@ func (s *Store) load(m manifest, gen int, o *Opened) error {
 			var body []byte
 			l.rec, l.seq, body, st, err = newestRecord(buf[:n], r.Size, key)
 			l.hash = maphash.Bytes(s.seed, body)
+		}
+		if newer := (*newerState)(nil); errors.As(err, &newer) {
+			return &NewerError{Path: s.path, Node: key, What: newer.what} // before anything is written
 		}
 		if err != nil {
 			if o.Damaged == nil {

@@ -82,11 +82,53 @@ func parseRecord(data []byte) (uint64, []byte, int, error) {
 
 var errEmptySlot = errors.New("empty slot")
 
-// decodePayload decodes a checked payload and checks it is key's.
+// newerState is a record or a manifest written by a newer version of the
+// exporter: what this version does not know.
+type newerState struct{ what string }
+
+func (e *newerState) Error() string { return "written by a newer version (" + e.what + ")" }
+
+// NewerError is a state store written by a newer version of the exporter
+// (a manifest format, a node's state schema, or a field of a node's state,
+// that this version does not know). Open refuses it, and changes nothing on disk: set aside
+// or read with what this version knows, the state would lose the rest.
+type NewerError struct {
+	Path string // the manifest (--events.state-file)
+	Node string // the node whose state is newer; "" for the manifest
+	What string // what this version does not know
+}
+
+func (e *NewerError) Error() string {
+	of := ""
+	if e.Node != "" {
+		of = fmt.Sprintf(" (node %s)", e.Node)
+	}
+	return fmt.Sprintf("state file %q%s was written by a newer version of the exporter (%s): run that version, "+
+		"or move %s and its slot files %s.slots.* away to start every node from its first contact", e.Path, of, e.What, e.Path, e.Path)
+}
+
+// unknownField is the field of encoding/json's error for a field the
+// decoder does not know (it has no type of its own).
+func unknownField(err error) (string, bool) {
+	return strings.CutPrefix(err.Error(), "json: unknown field ")
+}
+
+// decodePayload decodes a checked payload and checks it is key's. A state
+// of a newer version (a schema above tracker.Schema, a field this version
+// does not know) is a *newerState: read with what this version knows, it
+// would lose the rest at the next write.
 func decodePayload(body []byte, key string) (*tracker.State, error) {
 	var p payload
-	if err := json.Unmarshal(body, &p); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		if field, ok := unknownField(err); ok {
+			return nil, &newerState{"a field this version does not know, " + field}
+		}
 		return nil, fmt.Errorf("decoding the state: %w", err)
+	}
+	if p.State != nil && p.State.Schema > tracker.Schema {
+		return nil, &newerState{fmt.Sprintf("state schema %d; this version knows up to %d", p.State.Schema, tracker.Schema)}
 	}
 	if p.Key != key {
 		return nil, fmt.Errorf("the slot holds node %q, the manifest says %q", p.Key, key)
@@ -111,11 +153,17 @@ func newestRecord(region []byte, size int, key string) (rec []byte, seq uint64, 
 		}
 		data := region[lo:min(lo+size, len(region))]
 		q, b, n, perr := parseRecord(data)
-		if perr == nil && q > seq {
+		if perr == nil {
 			var s *tracker.State
-			if s, perr = decodePayload(b, key); perr == nil {
+			if s, perr = decodePayload(b, key); perr == nil && q > seq {
 				rec, seq, body, st = data[:n], q, b, s
 				continue
+			}
+			var newer *newerState
+			if errors.As(perr, &newer) {
+				// Whichever slot: the node was written by a newer
+				// version, and so is, or will be, its newest state.
+				return nil, 0, nil, nil, perr
 			}
 		}
 		if perr != nil && perr != errEmptySlot {

@@ -34,8 +34,11 @@
 // manifest that cannot be used is set aside (PATH.unreadable) and every
 // node starts from its first contact; a node whose slots both fail their
 // checks starts alone from its first contact, the slot file that held it
-// kept as *.unreadable. The store knows the engine's state type and
-// nothing of Prometheus or HTTP.
+// kept as *.unreadable. A store a newer version wrote (a manifest format,
+// a node's state schema, tracker.Schema, or a field of a node's state this
+// version does not know) is refused whole, nothing on disk changed (NewerError): read with
+// what this version knows, it would lose the rest at the next write. The
+// store knows the engine's state type and nothing of Prometheus or HTTP.
 package store
 
 import (

@@ -234,7 +234,6 @@ func TestUnusableStateIsSetAside(t *testing.T) {
 		"empty":          "",
 		"array":          "[]",
 		"future version": `{"version":99}`,
-		"future format":  `{"format":4,"slot_file":"state.json.slots.1"}`,
 		"bad region":     `{"format":3,"slot_file":"state.json.slots.1","nodes":{"/a:1":{"at":-4096,"size":4096}}}`,
 		"overlap":        `{"format":3,"slot_file":"state.json.slots.1","nodes":{"/a:1":{"at":0,"size":8192},"/b:1":{"at":8192,"size":8192}}}`,
 		"other file":     `{"format":3,"slot_file":"../passwd","nodes":{}}`,

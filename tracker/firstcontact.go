@@ -173,6 +173,9 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	}
 	st.Known.trimBelow(st.Floor)
 	st.Contacted = true
+	// What this version keeps, the look-back has learned (the latest
+	// NODE_DOWN reports among it).
+	st.Schema, st.RelearnNodeDown = Schema, false
 	if st.Since == 0 {
 		st.Since = p.o.Now().UnixMilli()
 	}

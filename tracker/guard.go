@@ -96,6 +96,9 @@ func (p *pollRun) guard(ctx context.Context, st *State) (bool, error) {
 	for _, n := range st.Events {
 		counted += int64(n)
 	}
+	if !st.RelearnNodeDown {
+		p.downReadTo = st.Newest
+	}
 	fresh := &State{Tally: st.Tally, Since: st.Since}
 	fresh.CursorRepairs++
 	*st = *fresh

@@ -14,6 +14,9 @@ type Counted struct {
 	// whichever poll counts it: the same state, polled again after a crash
 	// of the exporter, hands the same event out with the same Nth.
 	Nth int
+	// DownNode is a NODE_DOWN's down node, as the engine named it when it
+	// read the event (Options.DownNodeName): the down_node of its counters.
+	DownNode string
 }
 
 // handOut records a counted event in the working state, keeping the
@@ -22,7 +25,7 @@ type Counted struct {
 // poll, so that a state thrown away (a poll started again from a clean copy)
 // takes its events with it. A bounded record stays bounded through a
 // backlog of any size: reading one must not hold it in memory.
-func (st *State) handOut(e event.Event, nth, keep int) {
+func (st *State) handOut(e event.Event, nth int, down string, keep int) {
 	if keep == 0 {
 		return
 	}
@@ -31,7 +34,7 @@ func (st *State) handOut(e event.Event, nth, keep int) {
 		clear(st.counted[n:])
 		st.counted = st.counted[:n]
 	}
-	st.counted = append(st.counted, Counted{Event: e, Nth: nth})
+	st.counted = append(st.counted, Counted{Event: e, Nth: nth, DownNode: down})
 }
 
 // takeCounted returns the events counted into the state (the latest keep

@@ -12,7 +12,7 @@ func TestHandOutKeepsTheLatest(t *testing.T) {
 	for _, keep := range []int{0, 1, 100, HandOutAll} {
 		st := &State{}
 		for i := range 1000 {
-			st.handOut(event.Event{Type: "T", Date: int64(i)}, 1, keep)
+			st.handOut(event.Event{Type: "T", Date: int64(i)}, 1, "", keep)
 			if keep >= 0 && len(st.counted) > 2*max(keep, 1) {
 				t.Fatalf("keep %d: %d events held while counting", keep, len(st.counted))
 			}

@@ -31,7 +31,18 @@ type Options struct {
 	// writes them all, the event log: it then holds a poll's events until
 	// the poll ends, a backlog's included).
 	HandOut int
+	// DownNodeName names the node a NODE_DOWN event reports, from its
+	// down-node key (DownNodeKey: the node's number, in the
+	// specification), when the event is read for the first time; the
+	// report keeps that name (NodeDown, NodeDownLast, Counted.DownNode),
+	// so that a configuration loaded later, which may give the number to
+	// another node, does not rename it. nil: the key is the name.
+	DownNodeName DownNodeNamer
 }
+
+// DownNodeNamer names a down node from its down-node key; a key it cannot
+// name it returns as it is.
+type DownNodeNamer func(key string) string
 
 // HandOutAll is the HandOut of a caller that takes every counted event.
 const HandOutAll = -1

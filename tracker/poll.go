@@ -35,13 +35,16 @@ type Report struct {
 // poll applies: the caller keeps old, and the next poll reads the same
 // events again.
 func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Report, error) {
-	p := &pollRun{o: o.withDefaults(), budget: maxSearchCalls}
+	p := &pollRun{o: o.withDefaults(), budget: maxSearchCalls, downReadTo: minInt64}
 	st := old.Clone()
 	p.con = &countingConsole{Console: con, calls: &p.rep.Calls, b: &st.Bounds}
 	var err error
 	if !st.Contacted {
 		err = p.firstContact(ctx, st)
 	} else {
+		// A state of an earlier schema not restored through Upgrade (a
+		// caller that keeps states itself): upgraded here, once.
+		st.Upgrade(p.o.DownNodeName)
 		err = p.poll(ctx, st)
 		var tl *tooLarge
 		if errors.As(err, &tl) {
@@ -49,6 +52,7 @@ func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Repo
 			// clean copy and read its interval in pages.
 			level.Warn(p.o.Logger).Log("msg", "listing since the cursor too large; reading it in pages over the next polls", "from", tl.from, "err", tl.err)
 			st = old.Clone()
+			st.Upgrade(p.o.DownNodeName)
 			p.con.b = &st.Bounds
 			p.sealedMid = 0
 			err = p.pollPaged(ctx, st, tl)
@@ -64,6 +68,11 @@ func Poll(ctx context.Context, con Console, old *State, o Options) (*State, Repo
 		return nil, p.rep, err
 	}
 	st.reportCounted()
+	if st.RelearnNodeDown {
+		// After the poll, so that a look-back that fails or runs out of
+		// time never holds back the counting (relearn.go).
+		p.relearnNodeDown(ctx, st)
+	}
 	p.rep.Events = st.takeCounted(p.o.HandOut)
 	return st, p.rep, nil
 }
@@ -115,6 +124,11 @@ type pollRun struct {
 	// pages counted: those completed before the listing answered prove it
 	// was cut (search.go).
 	found []freshEnd
+	// downReadTo is, when first contact is taken again (guard.go), the
+	// latest date the node's listings had shown: its NODE_DOWN reports up
+	// to there were read, and named, before, and its look-back does not
+	// learn them again under the names in force now.
+	downReadTo int64
 }
 
 // countingConsole counts the calls of a poll and asks for the inclusive

@@ -53,6 +53,7 @@ func (st *State) Repair(lim Limits) {
 	}
 	if dropBadKeys(st.NodeDownLast, validValue); len(st.NodeDownLast) > lim.MaxLabelValues {
 		st.NodeDownLast = nil
+		st.RelearnNodeDown = st.Contacted // learned again by a look-back (relearn.go)
 	}
 	// The window's invariants: nothing known below the floor, the origin
 	// not after it, books not negative.
@@ -86,6 +87,11 @@ func (st *State) Repair(lim Limits) {
 	st.Retention.PerPoll = max(st.Retention.PerPoll, 0)
 	st.Retention.Wait = min(max(st.Retention.Wait, 0), 4)
 	st.ListCap, st.PageCap = max(st.ListCap, 0), max(st.PageCap, 0)
+	if st.Schema < 0 || st.Schema > Schema {
+		// Not one this version writes (the state store refuses a newer
+		// one): taken for an earlier one, and upgraded (Upgrade).
+		st.Schema = 0
+	}
 }
 
 // validEventLabel tells whether k can be an event label value.

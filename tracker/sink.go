@@ -120,8 +120,14 @@ func (s *sink) Event(e event.Event) error {
 	}
 	st, lim := s.st, s.p.o.Limits
 	st.noteLastDate(e, lim)
-	st.noteNodeDown(e, lim)
+	var down string // a NODE_DOWN's down node, named now (DownNodeName)
+	if e.Type == "NODE_DOWN" {
+		down = nameDownNode(s.p.o.DownNodeName, DownNodeKey(e.Comment))
+	}
 	if s.mode == modeBaseline {
+		if down != "" && e.Date > s.p.downReadTo {
+			st.noteNodeDown(down, e.Date, lim)
+		}
 		s.baselineEvent(e)
 		return nil
 	}
@@ -132,6 +138,11 @@ func (s *sink) Event(e event.Event) error {
 		baseline := !waited && st.unreadBaselineAt(e.Date, s.unreadTaken[e.Date])
 		nth = st.Known.observe(&s.resp, kEntry{date: e.Date, fp: fingerprint(e)})
 		isNew = nth > 0
+		if down != "" && isNew {
+			// Read for the first time (counted now, or one of the events
+			// first contact could not read): named now.
+			st.noteNodeDown(down, e.Date, lim)
+		}
 		if isNew && baseline {
 			// One of the events first contact could not read: not counted.
 			s.baselineDates = append(s.baselineDates, e.Date)
@@ -152,12 +163,15 @@ func (s *sink) Event(e event.Event) error {
 		if isNew {
 			st.countedOutsideWindow(e.Date)
 			nth = st.nthOutsideWindow(e)
+			if down != "" {
+				st.noteNodeDown(down, e.Date, lim)
+			}
 		}
 	}
 	st.applyState(e, lim, isNew)
 	if isNew {
-		st.countEvent(e, lim)
-		st.handOut(e, nth, s.p.o.HandOut)
+		st.countEvent(e, down, lim)
+		st.handOut(e, nth, down, s.p.o.HandOut)
 		s.fresh++
 		s.noteFresh(e)
 		s.shownCompleted(e)

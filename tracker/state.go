@@ -7,6 +7,10 @@ package tracker
 // Tally. It is plain data: a poll works on a clone and the clone replaces
 // the state only when the whole poll succeeded; the state file saves it.
 type State struct {
+	// Schema is what the state holds and what its fields mean (schema.go):
+	// Schema when this version wrote it, 0 (schema 1) for an earlier
+	// version's.
+	Schema    int  `json:"schema,omitempty"`
 	Contacted bool `json:"contacted"` // first contact done: baseline taken
 	// Since is when counting began (first contact), by the exporter's clock,
 	// Unix ms: the counters' created timestamp. 0: not known (a state file
@@ -77,6 +81,11 @@ type State struct {
 	Semantics Semantics `json:"semantics"`
 	Check     SelfCheck `json:"check"`
 	Futile    Futile    `json:"futile"`
+	// RelearnNodeDown is set on a state that lacks the dates of the
+	// latest NODE_DOWN reports (NodeDownLast): one of an earlier schema,
+	// or whose dates Repair dropped. The next poll learns them again by a
+	// look-back (relearn.go).
+	RelearnNodeDown bool `json:"relearn_node_down,omitempty"`
 
 	// Legacy is the dedup set of a state file of format 1, turned into
 	// Known by Repair.

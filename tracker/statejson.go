@@ -43,7 +43,12 @@ type stateEncoder struct {
 var encoders = sync.Pool{New: func() any { return new(stateEncoder) }}
 
 func (e *stateEncoder) state(b []byte, st *State) []byte {
-	b = append(b, `{"contacted":`...)
+	b = append(b, '{')
+	if st.Schema != 0 {
+		b = appendInt(b, `"schema":`, int64(st.Schema))
+		b = append(b, ',')
+	}
+	b = append(b, `"contacted":`...)
 	b = strconv.AppendBool(b, st.Contacted)
 	b = appendIntOmitEmpty(b, `,"since":`, st.Since)
 	b = appendInt(b, `,"cursor":`, st.Cursor)
@@ -80,6 +85,7 @@ func (e *stateEncoder) state(b []byte, st *State) []byte {
 	b = appendSemantics(b, st.Semantics)
 	b = appendCheck(b, st.Check)
 	b = appendFutile(b, st.Futile)
+	b = appendTrue(b, `,"relearn_node_down":true`, st.RelearnNodeDown)
 	return e.tally(b, &st.Tally)
 }
 

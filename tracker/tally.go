@@ -19,7 +19,7 @@ type Tally struct {
 	Events           map[string]uint64     `json:"events"`    // by event label
 	Durations        map[string]*Histogram `json:"durations"` // by event label
 	Reported         uint64                `json:"reported"`  // the console's own number (selfcheck.go)
-	NodeDown         map[string]uint64     `json:"node_down"` // by down node
+	NodeDown         map[string]uint64     `json:"node_down"` // by down node (named when first read: DownNodeNamer)
 	MetadataUpgraded uint64                `json:"metadata_upgraded"`
 	Dropped          map[string]uint64     `json:"dropped"` // label values dropped, by label name
 	// CursorRepairs counts the cursors found ahead of the console's clock
@@ -29,7 +29,7 @@ type Tally struct {
 	// Gauges (learned from every listing, the look-back included).
 	Running         map[string]int        `json:"running"`                  // by event label, from the latest runnings
 	LastDate        map[string]int64      `json:"last_date"`                // by event label
-	NodeDownLast    map[string]int64      `json:"node_down_last,omitempty"` // date of the latest NODE_DOWN, by down node
+	NodeDownLast    map[string]int64      `json:"node_down_last,omitempty"` // date of the latest NODE_DOWN, by down node (first reads: noteNodeDown)
 	Phase           DatedValue            `json:"phase"`                    // cluster state and the date that set it
 	Indexes         map[string]IndexState `json:"indexes"`
 	Tables          map[string]int64      `json:"tables"` // loaded table -> date of its TABLE_LOADED
@@ -197,38 +197,59 @@ func (t *Tally) noteLastDate(e event.Event, lim Limits) {
 	}
 }
 
-// noteNodeDown keeps the latest date of a NODE_DOWN per down node. Like
-// noteLastDate it learns from every event read, the first-contact look-back
-// included, so that a restart without the state file knows a recent report
-// again; the date decides, so reading an event twice changes nothing. A
+// noteNodeDown keeps the latest date of a NODE_DOWN per down node, by the
+// name the report was given when it was first read (downNodeName). It
+// learns from the reports read for the first time only, the first-contact
+// look-back's included (so that a restart without the state file knows a
+// recent report again): a report read again (the late window, a listing's
+// slack, a restart with the state) is known under the name it was given
+// then, and the configuration in force now may give its number to another
+// node. The date decides, so reading a report twice changes nothing. A
 // down node beyond the bound is left out here and counted as dropped by
 // countEvent, once.
-func (t *Tally) noteNodeDown(e event.Event, lim Limits) {
-	if e.Type != "NODE_DOWN" {
-		return
-	}
-	name := downNodeKey(e.Comment)
+func (t *Tally) noteNodeDown(name string, date int64, lim Limits) {
 	d, ok := t.NodeDownLast[name]
 	if !t.admitLabel(LabelDownNode, ok, len(t.NodeDownLast), lim.MaxLabelValues, false) {
 		return
 	}
-	if ok && e.Date <= d {
+	if ok && date <= d {
 		return
 	}
 	t.ownDown()
 	if t.NodeDownLast == nil {
 		t.NodeDownLast = map[string]int64{}
 	}
-	t.NodeDownLast[name] = e.Date
+	t.NodeDownLast[name] = date
 }
 
-// downNodeKey is the down-node key of a NODE_DOWN comment (the node's
-// number, in the specification).
-func downNodeKey(comment string) string {
+// DownNodeKey is the down-node key of a NODE_DOWN comment: the comment as
+// a label value (the node's number, in the specification), "unknown" when
+// empty. Options.DownNodeName names a node from it.
+func DownNodeKey(comment string) string {
 	if name := SanitizeLabel(comment); name != "" {
 		return name
 	}
 	return "unknown"
+}
+
+// nameDownNode is the name of the down node of key by name (nil: the key),
+// as a label value; the key when the name is empty.
+func nameDownNode(name DownNodeNamer, key string) string {
+	if name == nil {
+		return key
+	}
+	if n := SanitizeLabel(name(key)); n != "" {
+		return n
+	}
+	return key
+}
+
+// NodeNumber reads a down-node key as the number of the node reported
+// down (a NODE_DOWN comment is one, spec section 6); ok is false for a key
+// that is no number.
+func NodeNumber(key string) (n int, ok bool) {
+	n, err := strconv.Atoi(key)
+	return n, err == nil
 }
 
 // applyState updates what a completed event tells about the node's present
@@ -289,8 +310,9 @@ func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
 }
 
 // countEvent adds a completed event to the counters. Called exactly once per
-// event completed after first contact.
-func (t *Tally) countEvent(e event.Event, lim Limits) {
+// event completed after first contact; down is a NODE_DOWN's down node, as
+// named when first read.
+func (t *Tally) countEvent(e event.Event, down string, lim Limits) {
 	label := t.typeLabel(e.Type, lim.MaxEventTypes)
 	if t.Events == nil {
 		t.Events = map[string]uint64{}
@@ -309,14 +331,13 @@ func (t *Tally) countEvent(e event.Event, lim Limits) {
 	}
 	switch e.Type {
 	case "NODE_DOWN":
-		name := downNodeKey(e.Comment)
-		_, ok := t.NodeDown[name]
+		_, ok := t.NodeDown[down]
 		if t.admitLabel(LabelDownNode, ok, len(t.NodeDown), lim.MaxLabelValues, true) {
 			t.ownDown()
 			if t.NodeDown == nil {
 				t.NodeDown = map[string]uint64{}
 			}
-			t.NodeDown[name]++
+			t.NodeDown[down]++
 		}
 	case "SAVE_METADATA":
 		if n, ok := parseCount(e.Comment); ok {

@@ -42,7 +42,7 @@ var parameters = []string{"cluster", "node", "since"}
 // Handler serves /events?cluster=&node=&since=: every parameter optional;
 // cluster and node select by name (node also by host:port), since is an
 // RFC 3339 time or Unix milliseconds.
-func Handler(exp *poller.Poller, names eventlog.DownNodeNamer) http.HandlerFunc {
+func Handler(exp *poller.Poller) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		if req.Method != http.MethodGet && req.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -54,7 +54,7 @@ func Handler(exp *poller.Poller, names eventlog.DownNodeNamer) http.HandlerFunc 
 			answer(w, http.StatusBadRequest, Problem{err.Error()})
 			return
 		}
-		out, status, err := events(exp.Status(), q, names)
+		out, status, err := events(exp.Status(), q)
 		if err != nil {
 			answer(w, status, Problem{err.Error()})
 			return
@@ -105,7 +105,7 @@ func parseSince(s string) (int64, error) {
 
 // events selects the events of q among the nodes' status, the oldest
 // first. A cluster or node the configuration does not hold is a 404.
-func events(clusters []poller.ClusterStatus, q query, names eventlog.DownNodeNamer) (Answer, int, error) {
+func events(clusters []poller.ClusterStatus, q query) (Answer, int, error) {
 	out := Answer{Events: []eventlog.Line{}}
 	clusterFound, nodeFound := false, false
 	for _, c := range clusters {
@@ -121,7 +121,7 @@ func events(clusters []poller.ClusterStatus, q query, names eventlog.DownNodeNam
 			ref := poller.NodeRef{Cluster: n.Cluster, Name: n.Name, Target: n.Target}
 			for _, e := range n.Events {
 				if e.Date >= q.since {
-					out.Events = append(out.Events, eventlog.LineOf(ref, e, names))
+					out.Events = append(out.Events, eventlog.LineOf(ref, e))
 				}
 			}
 		}

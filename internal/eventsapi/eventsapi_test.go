@@ -24,7 +24,7 @@ func server(t *testing.T) *httptest.Server {
 		{Name: "prod", Nodes: []poller.Node{{Name: "core-1", Target: apiclient.Node{Host: "core-1.example", Port: 9999}}}},
 		{Name: "test", Nodes: []poller.Node{{Name: "edge", Target: apiclient.Node{Host: "edge.example", Port: 9999}}}},
 	})
-	srv := httptest.NewServer(Handler(p, nil))
+	srv := httptest.NewServer(Handler(p))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -107,7 +107,7 @@ func TestEventsSelectsAndOrders(t *testing.T) {
 	}
 	list := func(q query) string {
 		t.Helper()
-		a, status, err := events(clusters, q, nil)
+		a, status, err := events(clusters, q)
 		if err != nil || status != 200 {
 			t.Fatalf("%+v: %d %v", q, status, err)
 		}
@@ -132,7 +132,7 @@ func TestEventsSelectsAndOrders(t *testing.T) {
 			t.Errorf("%+v:\n got %s\nwant %s", c.q, got, c.want)
 		}
 	}
-	a, _, _ := events(clusters, query{node: "c1:9999"}, nil)
+	a, _, _ := events(clusters, query{node: "c1:9999"})
 	if a.Events[1].Comment != "<b>sales</b>" || a.Events[0].DownNode != "2" {
 		t.Errorf("lines %+v", a.Events)
 	}

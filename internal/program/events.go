@@ -19,21 +19,5 @@ func (p *program) openEventLog(logger log.Logger) (*eventlog.Log, error) {
 		signal.Ignore(syscall.SIGPIPE)
 	}
 	return eventlog.Open(eventlog.Options{Path: o.eventLog, MaxSize: int64(o.eventLogSize), MaxBackups: o.eventLogKeep,
-		Names: p.downNodeName, Logger: logger, Stdout: p.stdout})
-}
-
-// downNodeName names the node a NODE_DOWN event reports, from the cluster
-// and its comment (the node's number), for the event log and /events (an
-// eventlog.DownNodeNamer): the configured name of the cluster's node of
-// that number in the configuration in force (it follows reloads), if one
-// has it.
-func (p *program) downNodeName(cluster, number string) (string, bool) {
-	for _, c := range p.polls.Current().Clusters {
-		if c.Name == cluster {
-			if name := c.DownNode(number); name != number {
-				return name, true
-			}
-		}
-	}
-	return "", false
+		Logger: logger, Stdout: p.stdout})
 }

@@ -145,7 +145,7 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 		Gather: func(ctx context.Context) prometheus.Gatherer { return web.InOrder{p.reg, nodes(ctx), apiReg} },
 		Probe:  web.ProbeHandler(exporter, afterProbe, o.timeoutOffset, logger),
 		Status: statuspage.Handler(polls, p.reloader, o.telemetryPath, o.probeOnly, logger),
-		Events: eventsapi.Handler(polls, p.downNodeName),
+		Events: eventsapi.Handler(polls),
 		SD:     discovery.Handler(p.reloader, o.externalURL),
 		Config: p.reloader,
 		Logger: logger,

@@ -20,6 +20,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/eventlog"
 	"github.com/indexima-exporter/indexima_exporter/internal/web"
 	"github.com/indexima-exporter/indexima_exporter/poller"
 )
@@ -72,6 +73,10 @@ type statusEvent struct {
 	Type     string
 	Duration string // "" when the console gave none
 	Comment  string
+	// DownNode is a NODE_DOWN's down node as the metrics and the event log
+	// name it (eventlog.DownNodeOf), shown instead of the comment, with
+	// Number, its number, when that is not the name already.
+	DownNode, Number string
 }
 
 // ShownEvents is how many of a node's latest events the page shows.
@@ -208,6 +213,13 @@ func statusNodeOf(n poller.NodeStatus, now time.Time, red redactor) statusNode {
 	}
 	for _, e := range n.Events[:min(len(n.Events), ShownEvents)] {
 		se := statusEvent{When: formatEventDate(time.UnixMilli(e.Date), now), Type: e.Type, Comment: e.Comment}
+		if e.Type == "NODE_DOWN" {
+			name, number := eventlog.DownNodeOf(e)
+			se.DownNode = name
+			if number != nil && strconv.Itoa(*number) != name {
+				se.Number = strconv.Itoa(*number)
+			}
+		}
 		if e.HasDuration {
 			se.Duration = formatDuration(time.Duration(e.Duration) * time.Millisecond)
 		}

@@ -74,9 +74,9 @@ local g = import '../lib/grafana.libsonnet';
           ),
           g.logs(
             'NODE_DOWN reports',
-            'Which node each NODE_DOWN event reported down: its number (the comment), and its name when the configuration gives it.',
+            'Which node each NODE_DOWN event reported down: its name, as the alerts and metrics give it, and its number.',
             [
-              g.logql('A', selected(', type="NODE_DOWN"') + ' | json | line_format "{{.node}} reported node {{.down_node}} {{.down_node_name}} down"'),
+              g.logql('A', selected(', type="NODE_DOWN"') + ' | json | line_format "{{.node}} reported node {{.down_node}}{{with .down_node_number}} (number {{.}}){{end}} down"'),
             ],
             h=8,
           ),
