@@ -123,7 +123,9 @@ func absolute(path string) string {
 func printedNodes(nodes []Node) []printNode {
 	out := make([]printNode, 0, len(nodes))
 	for _, n := range nodes {
-		out = append(out, printNode{Host: n.Host, Port: n.Port, Name: n.Name, Number: n.Number})
+		// A conversion: a field added to Node stops the build here until
+		// printNode says how it is printed.
+		out = append(out, printNode(n))
 	}
 	return out
 }

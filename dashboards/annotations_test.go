@@ -141,10 +141,10 @@ func annotationTests(t *testing.T, exprs map[string]string) []byte {
 		var in []series
 		for _, ev := range events {
 			var values string
-			switch {
-			case ev == c.event:
+			switch ev {
+			case c.event:
 				values = "0 0 0 1x10" // once, between minutes 2 and 3
-			case ev == "TABLE_LOADED" || ev == "HYPER_INDEX_UNLOADED":
+			case "TABLE_LOADED", "HYPER_INDEX_UNLOADED":
 				values = "0+1x12" // events no annotation marks, all the time
 			default:
 				values = "5x12" // the other marked events, before the test

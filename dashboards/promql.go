@@ -115,10 +115,10 @@ func (l *lexer) peekByte() byte {
 func (l *lexer) skipSpace() {
 	for l.pos < len(l.s) {
 		c := l.s[l.pos]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		switch c {
+		case ' ', '\t', '\n', '\r':
 			l.pos++
-		case c == '#': // comment to end of line
+		case '#': // comment to end of line
 			for l.pos < len(l.s) && l.s[l.pos] != '\n' {
 				l.pos++
 			}
@@ -213,15 +213,15 @@ func (l *lexer) skipGroup(open, closing byte) (string, error) {
 	depth := 0
 	for l.pos < len(l.s) {
 		c := l.s[l.pos]
-		switch {
-		case c == '"' || c == '\'' || c == '`':
+		switch c {
+		case '"', '\'', '`':
 			if err := l.skipString(); err != nil {
 				return "", err
 			}
 			continue
-		case c == open:
+		case open:
 			depth++
-		case c == closing:
+		case closing:
 			depth--
 			if depth == 0 {
 				l.pos++

@@ -60,11 +60,11 @@ func shellFiles(t *testing.T) map[string]string {
 	}
 	// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)".
 	for _, m := range regexp.MustCompile(`(?m)(/\S+) \(0x`).FindAllStringSubmatch(string(out), -1) {
-		real, err := filepath.EvalSymlinks(m[1])
+		target, err := filepath.EvalSymlinks(m[1])
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[m[1]] = real
+		files[m[1]] = target
 	}
 	if len(files) < 2 {
 		t.Fatalf("ldd %s names no library:\n%s", sh, out)

@@ -241,7 +241,12 @@ func checkDashboardStream(t *testing.T) {
 	for _, d := range ds {
 		for _, q := range d.LogQueries() {
 			n++
-			sel, _, _ := strings.Cut(q.Expr[strings.Index(q.Expr, "{"):], "}")
+			_, rest, ok := strings.Cut(q.Expr, "{")
+			if !ok {
+				t.Errorf("%s %s: %q has no stream selector", q.Dashboard, q.Where, q.Expr)
+				continue
+			}
+			sel, _, _ := strings.Cut(rest, "}")
 			if !strings.Contains(sel, `job="`+eventLogJob+`"`) {
 				t.Errorf("%s %s: %q does not select job=%q", q.Dashboard, q.Where, q.Expr, eventLogJob)
 			}

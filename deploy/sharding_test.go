@@ -126,7 +126,8 @@ func TestShardedRelabellingSpreadsTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(l)
+	// ErrServerClosed once the cleanup closes it; nothing else to say.
+	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { srv.Close() })
 	sdAddr, want := shardedExporter(t)
 	text = strings.ReplaceAll(text, shardSDURL, "http://"+sdAddr+"/sd")

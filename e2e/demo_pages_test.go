@@ -204,7 +204,8 @@ func newWebhook(t *testing.T) *webhook {
 		h.got = append(h.got, n)
 		h.mu.Unlock()
 	})}
-	go srv.Serve(ln)
+	// ErrServerClosed once the cleanup closes it; nothing else to say.
+	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { srv.Close() })
 	return h
 }

@@ -327,13 +327,14 @@ func newRecordingProxy(t *testing.T, upstream string) *recordingProxy {
 		t.Fatal(err)
 	}
 	p := &recordingProxy{addr: l.Addr().String(), seen: map[string]int{}, accepts: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: upstream})
-	direct := rp.Director
-	rp.Director = func(r *http.Request) {
+	target := &url.URL{Scheme: "http", Host: upstream}
+	rp := &httputil.ReverseProxy{}
+	rp.Rewrite = func(r *httputil.ProxyRequest) {
 		p.mu.Lock()
-		p.accepts[r.Header.Get("Accept")]++
+		p.accepts[r.In.Header.Get("Accept")]++
 		p.mu.Unlock()
-		direct(r)
+		r.SetURL(target)
+		r.Out.Host = r.In.Host // as Prometheus addressed it (what Director did)
 	}
 	rp.ModifyResponse = func(r *http.Response) error {
 		p.mu.Lock()
@@ -342,7 +343,8 @@ func newRecordingProxy(t *testing.T, upstream string) *recordingProxy {
 		return nil
 	}
 	srv := &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(l)
+	// ErrServerClosed once the cleanup closes it; nothing else to say.
+	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { srv.Close() })
 	return p
 }

@@ -26,7 +26,7 @@ func TestFront(t *testing.T) {
 		t.Fatalf("no backend, yet an answer: %q", body)
 	}
 	for _, name := range []string{"first", "second"} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, name) }))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, name) }))
 		f.setBackend(srv.Listener.Addr().String())
 		if body, err := get(); err != nil || body != name {
 			t.Fatalf("through the front to the %s backend: %q %v", name, body, err)

@@ -62,8 +62,8 @@ func TestTokenExpiryAndRevocation(t *testing.T) {
 	r.run(scrapes, time.Minute)
 	st := r.sim.Stats()
 	// One login at start, then one per expiry (every 5 simulated minutes).
-	if max := 1 + scrapes/5 + 1; st.Logins > max {
-		t.Errorf("%d logins over %d scrapes with a 5 min token lifetime; want at most %d (one per expiry)", st.Logins, scrapes, max)
+	if most := 1 + scrapes/5 + 1; st.Logins > most {
+		t.Errorf("%d logins over %d scrapes with a 5 min token lifetime; want at most %d (one per expiry)", st.Logins, scrapes, most)
 	}
 	if st.Refused == 0 {
 		t.Errorf("no call was ever refused: the token lifetime did not bite, the case proves nothing")

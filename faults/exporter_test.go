@@ -140,7 +140,7 @@ func (p *process) waitReady(user, pass string) error {
 		}
 		resp, err := p.client.Do(req)
 		if err == nil {
-			io.Copy(io.Discard, resp.Body)
+			_, _ = io.Copy(io.Discard, resp.Body) // drained for reuse; the status decides
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil

@@ -108,22 +108,6 @@ func (s scrape) byLabel(name string, labels map[string]string, key string) map[s
 	return out
 }
 
-// nodes returns the node label values present on name.
-func (s scrape) nodes(name string) []string {
-	seen := map[string]bool{}
-	if mf := s[name]; mf != nil {
-		for _, m := range mf.GetMetric() {
-			seen[labelsOf(m)["node"]] = true
-		}
-	}
-	var out []string
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func node(n string) map[string]string { return map[string]string{"node": n} }
 
 func fmtCounts(m map[string]float64) string {

@@ -6,12 +6,13 @@
 #         test), docker-compose (validates deploy/docker-compose without a daemon),
 #         systemd (systemd-analyze verify of deploy/systemd), chromium with a font
 #         (the browser test of the /status page, headless)
-#   Go:   helm, kubeconform, govulncheck, jsonnet and jsonnetfmt (the
-#         monitoring mixin) and Grafana's dashboard-linter at pinned versions, and Prometheus
-#         3.15.0 with its promtool (module github.com/prometheus/prometheus
-#         v0.315.0, installed as prometheus3 and promtool3 next to Debian's
-#         2.42, so that the rules and the e2e run on both lines), built into a
-#         cache directory outside the repository:
+#   Go:   helm, kubeconform, govulncheck, golangci-lint (`make lint`), jsonnet
+#         and jsonnetfmt (the monitoring mixin) and Grafana's dashboard-linter at
+#         pinned versions, and Prometheus 3.15.0 with its promtool (module
+#         github.com/prometheus/prometheus v0.315.0, installed as prometheus3
+#         and promtool3 next to Debian's 2.42, so that the rules and the e2e
+#         run on both lines), built into a cache directory outside the
+#         repository:
 #           INDEXIMA_TOOLS_BIN (default $HOME/.cache/indexima_exporter/tools/bin)
 #         The tests look there first, then in PATH.
 #
@@ -25,6 +26,9 @@ set -euo pipefail
 HELM_VERSION=v3.22.0
 KUBECONFORM_VERSION=v0.8.0
 GOVULNCHECK_VERSION=v1.9.0 # scripts/vulncheck.sh checks the same version
+# scripts/lint.sh checks the same version. About 11 minutes cold on 2 busy
+# cores (it links every linter it offers).
+GOLANGCI_LINT_VERSION=v2.15.0
 JSONNET_VERSION=v0.22.0    # mixin/mixin_test.go checks the same version
 TOOLS_BIN="${INDEXIMA_TOOLS_BIN:-$HOME/.cache/indexima_exporter/tools/bin}"
 
@@ -134,6 +138,7 @@ trap 'kill "$linter_pid" 2>/dev/null || true; rm -f "$linter_log"' EXIT
 ensure_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
 ensure_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
 ensure_tool govulncheck golang.org/x/vuln/cmd/govulncheck "$GOVULNCHECK_VERSION"
+ensure_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION"
 ensure_tool jsonnet github.com/google/go-jsonnet/cmd/jsonnet "$JSONNET_VERSION"
 ensure_tool jsonnetfmt github.com/google/go-jsonnet/cmd/jsonnetfmt "$JSONNET_VERSION"
 

@@ -91,7 +91,9 @@ func lockPath(path string) (*fileLock, error) {
 	// finds the lock held.
 	host, _ := os.Hostname()
 	line, _ := json.Marshal(Holder{PID: os.Getpid(), Host: host})
-	if err := f.Truncate(0); err == nil {
+	// Assigned to the function's err, not one declared in the if: a failed
+	// truncation or write must reach the check below.
+	if err = f.Truncate(0); err == nil {
 		_, err = f.WriteAt(append(line, '\n'), 0)
 	}
 	if err != nil {

@@ -97,7 +97,9 @@ func Open(path string) (*Store, Opened, error) {
 		if s != nil && s.f != nil {
 			s.f.Close()
 		}
-		l.release()
+		// The open's error is the one to report; closing the lock file
+		// releases the lock whatever Close says.
+		_ = l.release()
 		return nil, o, err
 	}
 	s.lock = l
@@ -338,7 +340,9 @@ func (s *Store) rewrite(gen int, records map[string]loaded) error {
 		at += 2 * int64(size)
 	}
 	s.end = at
-	if err := f.Truncate(at); err == nil {
+	// The function's err, not one declared in the if: a failed truncation
+	// or sync must reach the check below.
+	if err = f.Truncate(at); err == nil {
 		err = f.Sync()
 	}
 	if err != nil {

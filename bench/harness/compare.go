@@ -63,6 +63,7 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 		if err != nil {
 			return row, err
 		}
+		//nolint:revive // deferred in a loop of two: both sides run until the comparison ends
 		defer c.close()
 		oi := o
 		oi.ExporterBin = bin
@@ -73,6 +74,7 @@ func compareOne(ctx context.Context, o Options, other string, n int) (CompareRow
 		if err != nil {
 			return row, err
 		}
+		//nolint:revive // deferred in a loop of two: both sides run until the comparison ends
 		defer e.stop()
 		if _, err := e.run(ctx, 2, o.Interval); err != nil { // first contact, then one poll
 			return row, fmt.Errorf("warm-up: %w", err)

@@ -181,8 +181,8 @@ func (o KnobOptions) withDefaults() KnobOptions {
 
 // PerScrape is the mean number of events a node logs between two scrapes.
 func (o KnobOptions) PerScrape() int {
-	o = o.withDefaults()
-	return int(o.Rate*o.Interval.Seconds() + 0.5)
+	d := o.withDefaults()
+	return int(d.Rate*d.Interval.Seconds() + 0.5)
 }
 
 // KnobRow is what one row measured.

@@ -133,7 +133,8 @@ func startProcess(name, bin string, args []string, listenFlag, readyPath string,
 		}
 		resp, err := client.Get("http://" + p.addr + readyPath)
 		if err == nil {
-			io.Copy(io.Discard, resp.Body)
+			// Drained so the connection is reused; the status decides.
+			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return p, nil

@@ -238,6 +238,7 @@ func measureStatePair(ctx context.Context, o StateOptions, endpoint string) ([2]
 		if err != nil {
 			return rows, fmt.Errorf("store %v: %w", withStore, err)
 		}
+		//nolint:revive // deferred in a loop of two: both sides run until the pair ends
 		defer sd.close()
 		sides[i] = sd
 	}

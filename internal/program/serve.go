@@ -38,9 +38,12 @@ func serve(ctx context.Context, handler http.Handler, flags *web.FlagConfig, log
 			shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			err := srv.Shutdown(shutCtx)
 			cancel()
-			<-served
 			if err != nil {
 				level.Warn(logger).Log("msg", "shutdown", "err", err)
+			}
+			// ErrServerClosed after Shutdown; anything else is said too.
+			if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				level.Warn(logger).Log("msg", "serving", "err", err)
 			}
 			return exitOK
 		}

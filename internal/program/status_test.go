@@ -261,7 +261,7 @@ func startOnRefusingConsole(t *testing.T, password, body string) *running {
 		if refuse.Load() && strings.HasPrefix(r.URL.Path, "/api/monitor/") {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
-			io.WriteString(w, body)
+			_, _ = io.WriteString(w, body)
 			return
 		}
 		sim.Handler().ServeHTTP(w, r)

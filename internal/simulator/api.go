@@ -286,15 +286,24 @@ func (s *Simulator) SetReadings(r Readings) { s.setReadings(r) }
 // Nodes returns the node keys in configuration order.
 func (s *Simulator) Nodes() []string { return s.nodes() }
 
-// Tables and Indexes return the names the scenario uses for a node.
-func (s *Simulator) Tables(node string) []string  { return s.tables(node) }
+// Tables returns the table names the scenario uses for a node.
+func (s *Simulator) Tables(node string) []string { return s.tables(node) }
+
+// Indexes returns the hyperindex names the scenario uses for a node.
 func (s *Simulator) Indexes(node string) []string { return s.indexes(node) }
 
 // ---- Faults (implemented in faults.go) ----
 
+// SetNodeFault makes the calls for node fail as f says, replacing the
+// node's earlier fault; the zero Fault removes it.
 func (s *Simulator) SetNodeFault(node string, f Fault) { s.setNodeFault(node, f) }
-func (s *Simulator) SetConsoleFault(f Fault)           { s.setConsoleFault(f) }
-func (s *Simulator) ClearFaults()                      { s.clearFaults() }
+
+// SetConsoleFault makes every call to the console fail as f says,
+// replacing the earlier one; the zero Fault removes it.
+func (s *Simulator) SetConsoleFault(f Fault) { s.setConsoleFault(f) }
+
+// ClearFaults removes every node and console fault.
+func (s *Simulator) ClearFaults() { s.clearFaults() }
 
 // RevokeTokens invalidates every token issued so far.
 func (s *Simulator) RevokeTokens() { s.revokeTokens() }

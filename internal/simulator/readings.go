@@ -90,15 +90,19 @@ var (
 	BoundsReadings   = []string{"inclusive", string(BoundsExclusive), string(BoundsStartExclusive), string(BoundsEndExclusive)}
 )
 
-// ParseLast, ParseRunnings and ParseBounds read a knob's flag value.
+// ParseLast reads the flag value of the `last` knob (one of LastReadings).
 func ParseLast(s string) (LastReading, error) {
 	return parseReading[LastReading](s, "last", LastReadings)
 }
 
+// ParseRunnings reads the flag value of the runnings knob (one of
+// RunningsReadings).
 func ParseRunnings(s string) (RunningsReading, error) {
 	return parseReading[RunningsReading](s, "runnings", RunningsReadings)
 }
 
+// ParseBounds reads the flag value of the bounds knob (one of
+// BoundsReadings).
 func ParseBounds(s string) (BoundsReading, error) {
 	return parseReading[BoundsReading](s, "bounds", BoundsReadings)
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -52,9 +51,11 @@ func (b *build) get(t testing.TB, race bool) string {
 			return
 		}
 		b.path = filepath.Join(b.dir, "indexima_exporter")
+		// `go test` puts its own go first in the tests' PATH.
 		goBin, err := exec.LookPath("go")
 		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+			b.err = fmt.Errorf("go build of the exporter: no go in PATH: %v", err)
+			return
 		}
 		args := []string{"build", "-o", b.path}
 		if race {

@@ -33,8 +33,8 @@ var testPlatforms = []string{"linux/amd64", "linux/arm64", "windows/amd64"}
 // dist, and returns sha256sums.txt.
 func makeRelease(t *testing.T, ctx context.Context, dir, version, dist string) string {
 	t.Helper()
-	make := testkit.Tool(t, "make", "Debian package make")
-	cmd := exec.CommandContext(ctx, make, "--no-print-directory", "release",
+	makeBin := testkit.Tool(t, "make", "Debian package make")
+	cmd := exec.CommandContext(ctx, makeBin, "--no-print-directory", "release",
 		"VERSION="+version, "PLATFORMS="+strings.Join(testPlatforms, ","),
 		"BUILD_DIR="+filepath.Join(t.TempDir(), "build"), "DIST_DIR="+dist)
 	cmd.Dir = dir

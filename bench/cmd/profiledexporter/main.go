@@ -145,10 +145,18 @@ func createWithPID(path string) (*os.File, error) {
 	return os.Create(strings.ReplaceAll(path, "{pid}", strconv.Itoa(os.Getpid())))
 }
 
-// writeHeap writes the heap profile to path.
+// writeHeap writes the heap profile to path; a failure is said on stderr,
+// as the other profiles' are (a missing profile would otherwise pass for
+// one never taken).
 func writeHeap(path string) {
-	if f, err := os.Create(path); err == nil {
-		pprof.Lookup("heap").WriteTo(f, 0)
-		f.Close()
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("heap").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "profiledexporter: heap profile:", err)
 	}
 }
