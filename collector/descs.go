@@ -64,9 +64,9 @@ func newDescs(withCluster bool) *descs {
 		clusterState: node(namespace+"_cluster_state",
 			"Cluster state as seen by the node (state set: exactly one state is 1), from the latest CLUSTER_START, PRELOAD_FINISHED, CLUSTER_INIT or CLUSTER_STOP event.", "state"),
 		nodeDown: node(namespace+"_node_down_reports_total",
-			"NODE_DOWN events counted on the node, by the node reported down: the configured name of the node whose number the event's comment gives, when the event was first read (a reload does not rename it), else the comment (the node's number).", "down_node"),
+			"NODE_DOWN events counted on the node, by the node reported down: the configured name of the node whose number the event's comment gives, when the event was first read (a reload does not rename it), else the comment (the node's number).", labelDownNode),
 		nodeDownLast: node(namespace+"_node_down_last_report_timestamp_seconds",
-			"Start time (Unix seconds) of the latest NODE_DOWN event logged by the node naming down_node (named as on indexima_node_down_reports_total), from the events read, the first-contact look-back included.", "down_node"),
+			"Start time (Unix seconds) of the latest NODE_DOWN event logged by the node naming down_node (named as on indexima_node_down_reports_total), from the events read, the first-contact look-back included.", labelDownNode),
 		preload: node(namespace+"_preload_indexes_loaded",
 			"Number of indexes loaded by the latest preload, from the comment of the latest PRELOAD_FINISHED event."),
 		metadataUpgraded: node(namespace+"_metadata_tables_upgraded_total",
@@ -79,13 +79,13 @@ func newDescs(withCluster bool) *descs {
 			"What the console's event/count counts, detected from its answers (state set): completed events only, running events too, or unknown (not told yet, or the console lists no running events).", "semantics"),
 
 		hyperindex: node(namespace+"_hyperindex_loaded",
-			"1 if the hyperindex is loaded on the node, 0 if unloaded, from the latest HYPER_INDEX_LOADED or HYPER_INDEX_UNLOADED event.", "index"),
+			"1 if the hyperindex is loaded on the node, 0 if unloaded, from the latest HYPER_INDEX_LOADED or HYPER_INDEX_UNLOADED event.", labelIndex),
 		table: node(namespace+"_table_loaded",
-			"1 for each table loaded on the node since the latest CLUSTER_START or CLUSTER_STOP, from TABLE_LOADED events.", "table"),
+			"1 for each table loaded on the node since the latest CLUSTER_START or CLUSTER_STOP, from TABLE_LOADED events.", labelTable),
 		nodeInfo: node(namespace+"_node_info",
 			"Always 1; the version label is the node's answer to get/version (refreshed periodically).", "version"),
 		tableColumns: node(namespace+"_table_columns",
-			"Number of columns of a loaded table, from the node's get/columns answer (refreshed periodically).", "table"),
+			"Number of columns of a loaded table, from the node's get/columns answer (refreshed periodically).", labelTable),
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/indexima-exporter/indexima_exporter/poller"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -81,12 +82,12 @@ func LineOf(n poller.NodeRef, c tracker.Counted) Line {
 // (Line.DownNode, Line.DownNodeNumber), for the pages that show the
 // events otherwise (/status).
 func DownNodeOf(c tracker.Counted) (name string, number *int) {
-	key := tracker.DownNodeKey(c.Comment)
+	key := tally.DownNodeKey(c.Comment)
 	name = c.DownNode
 	if name == "" {
 		name = key // (not named by the engine: a caller's own event)
 	}
-	if n, ok := tracker.NodeNumber(key); ok {
+	if n, ok := tally.NodeNumber(key); ok {
 		number = &n
 	}
 	return name, number

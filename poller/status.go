@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/indexima-exporter/indexima_exporter/tally"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -174,7 +175,7 @@ func (n *NodeRuntime) status() NodeStatus {
 	}
 	s.ClusterState = st.Phase.Value
 	if s.ClusterState == "" {
-		s.ClusterState = tracker.StateUnknown
+		s.ClusterState = tally.StateUnknown
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/indexima-exporter/indexima_exporter/event"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // recentMS is how far before the console's clock the first listing of a
@@ -182,13 +183,13 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	if st.Events == nil {
 		st.Events = map[string]uint64{}
 	}
-	for _, t := range KnownTypes {
+	for _, t := range event.KnownTypes {
 		st.Events[t] += 0
 	}
 	st.Check.LastFull = st.refClock()
 	state := st.Phase.Value
 	if !reset.resetSet {
-		state = StateUnknown + " (no cluster start, init or stop within the look-back)"
+		state = tally.StateUnknown + " (no cluster start, init or stop within the look-back)"
 	}
 	level.Info(p.o.Logger).Log("msg", "first contact: baseline taken, counting starts now", "cursor", st.Cursor,
 		"console_clock", now, "events_read", read, "known_in_window", len(st.Known.entries), "running", s.runnings,

@@ -1,6 +1,10 @@
 package tracker
 
-import "github.com/indexima-exporter/indexima_exporter/event"
+import (
+	"github.com/indexima-exporter/indexima_exporter/event"
+
+	"github.com/indexima-exporter/indexima_exporter/tally"
+)
 
 // sink is the Handler of one listing response of a poll. It applies events
 // to the poll's working state as they stream in (the working state is a
@@ -45,7 +49,7 @@ type sink struct {
 	// taken into the baseline (unreadBaselineAt) and not yet merged.
 	unreadTaken  map[int64]int64
 	runningKeys  map[string]*runningSeen // runnings by pending key (bounded by pendingCap)
-	running      map[string]int          // runnings by event label
+	running      map[string]int          // runnings by type key (tally.TypeKey)
 	runningDates []int64                 // start dates of the runnings (bounded by pendingCap)
 	runnings     int
 	overflow     bool // more runnings than could be tracked
@@ -119,14 +123,14 @@ func (s *sink) Event(e event.Event) error {
 		s.maxDuration = e.Duration
 	}
 	st, lim := s.st, s.p.o.Limits
-	st.noteLastDate(e, lim)
+	st.NoteLastDate(e, lim)
 	var down string // a NODE_DOWN's down node, named now (DownNodeName)
 	if e.Type == "NODE_DOWN" {
-		down = nameDownNode(s.p.o.DownNodeName, DownNodeKey(e.Comment))
+		down = nameDownNode(s.p.o.DownNodeName, tally.DownNodeKey(e.Comment))
 	}
 	if s.mode == modeBaseline {
 		if down != "" && e.Date > s.p.downReadTo {
-			st.noteNodeDown(down, e.Date, lim)
+			st.NoteNodeDown(down, e.Date, lim)
 		}
 		s.baselineEvent(e)
 		return nil
@@ -141,7 +145,7 @@ func (s *sink) Event(e event.Event) error {
 		if down != "" && isNew {
 			// Read for the first time (counted now, or one of the events
 			// first contact could not read): named now.
-			st.noteNodeDown(down, e.Date, lim)
+			st.NoteNodeDown(down, e.Date, lim)
 		}
 		if isNew && baseline {
 			// One of the events first contact could not read: not counted.
@@ -164,13 +168,13 @@ func (s *sink) Event(e event.Event) error {
 			st.countedOutsideWindow(e.Date)
 			nth = st.nthOutsideWindow(e)
 			if down != "" {
-				st.noteNodeDown(down, e.Date, lim)
+				st.NoteNodeDown(down, e.Date, lim)
 			}
 		}
 	}
-	st.applyState(e, lim, isNew)
+	st.Apply(e, lim, isNew)
 	if isNew {
-		st.countEvent(e, down, lim)
+		st.Count(e, down, lim)
 		st.handOut(e, nth, down, s.p.o.HandOut)
 		s.fresh++
 		s.noteFresh(e)
@@ -188,8 +192,8 @@ func (s *sink) Event(e event.Event) error {
 func (s *sink) baselineEvent(e event.Event) {
 	st := s.st
 	if !s.resetSet || e.Date >= s.resetAt {
-		st.applyState(e, s.p.o.Limits, false)
-		if resetsState(e.Type) && !s.resetSet {
+		st.Apply(e, s.p.o.Limits, false)
+		if tally.ResetsState(e.Type) && !s.resetSet {
 			s.resetAt, s.resetSet = e.Date, true
 		}
 	}
@@ -208,7 +212,7 @@ func (s *sink) Running(e event.Event) error {
 	s.noteLatest(e.Date)
 	s.shownBy = max(s.shownBy, e.Date)
 	s.runnings++
-	s.running[s.st.typeLabel(e.Type, s.p.o.Limits.MaxEventTypes)]++
+	s.running[s.st.TypeKey(e.Type, s.p.o.Limits.MaxEventTypes)]++
 	key := pendingKey(e.Type, e.Date, e.Comment)
 	if _, seen := s.st.Pending[key]; !seen {
 		s.shownRunning(e.Date)
