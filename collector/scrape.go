@@ -27,7 +27,7 @@ func (e *Exporter) poll(ctx context.Context, clusters []*clusterSeries) []poller
 			nodes = append(nodes, ns.n)
 		}
 	}
-	return e.p.Poll(ctx, nodes, e.want)
+	return e.p.PollNodes(ctx, nodes, e.want)
 }
 
 // emit sends to out the series of the nodes of clusters, from what their

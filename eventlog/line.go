@@ -57,7 +57,7 @@ const MaxComment = 16 << 10
 const dateLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // LineOf makes the line of an event a node counted.
-func LineOf(n poller.NodeRef, c tracker.Counted) Line {
+func LineOf(n poller.NodeRef, c tracker.CountedEvent) Line {
 	l := Line{
 		ID:      ID(n, c),
 		Cluster: n.Cluster,
@@ -81,7 +81,7 @@ func LineOf(n poller.NodeRef, c tracker.Counted) Line {
 // DownNodeOf is the down node of a NODE_DOWN event as the lines give it
 // (Line.DownNode, Line.DownNodeNumber), for the pages that show the
 // events otherwise (/status).
-func DownNodeOf(c tracker.Counted) (name string, number *int) {
+func DownNodeOf(c tracker.CountedEvent) (name string, number *int) {
 	key := tally.DownNodeKey(c.Comment)
 	name = c.DownNode
 	if name == "" {
@@ -97,7 +97,7 @@ func DownNodeOf(c tracker.Counted) (name string, number *int) {
 // cluster and host:port of the node, not its label, which a reload may
 // change; the type, date, duration and comment; its place among identical
 // events at its millisecond), 128 bits in hex.
-func ID(n poller.NodeRef, c tracker.Counted) string {
+func ID(n poller.NodeRef, c tracker.CountedEvent) string {
 	// Most inputs fit in this array, on the stack: the input of a line per
 	// counted event need not be allocated.
 	var in [256]byte
@@ -119,7 +119,7 @@ func cut(s string, n int) string {
 
 // idInput appends what ID hashes: each string length-prefixed, each
 // number 8 bytes, so that no two events give the same input.
-func idInput(b []byte, n poller.NodeRef, c tracker.Counted) []byte {
+func idInput(b []byte, n poller.NodeRef, c tracker.CountedEvent) []byte {
 	field := func(s string) {
 		b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
 		b = append(b, s...)

@@ -42,7 +42,7 @@ type Options struct {
 	LookBackCalls int
 	// Events, when set, is given each poll's counted events before the
 	// poll is committed (the event log).
-	Events EventSink
+	Events EventWriter
 }
 
 // DefaultConcurrency is the default bound of the nodes polled at once. A

@@ -19,9 +19,9 @@ type PollRecord struct {
 	Start    time.Time     // when the poll began (the exporter's clock)
 	Duration time.Duration // until its outcome was committed
 	Calls    int           // console calls the counting engine made (the version and columns refreshes aside)
-	// Counted is the number of events the poll counted and applied: 0 when
+	// EventsCounted is the number of events the poll counted and applied: 0 when
 	// nothing of the poll was applied (a failed poll).
-	Counted int
+	EventsCounted int
 	// FirstContact is set for the poll that took the node's baseline.
 	FirstContact bool
 	// Searched and Incomplete: the poll looked for events the count said
@@ -84,10 +84,10 @@ type NodeStatus struct {
 	// the fields below are meaningful only then.
 	Contacted bool
 	Since     time.Time // when counting began; zero when not known
-	// Counted is the sum of indexima_events_total over the event types;
+	// CountedTotal is the sum of indexima_events_total over the event types;
 	// Reported the console's own number of events since first contact
 	// (indexima_events_reported_total).
-	Counted, Reported uint64
+	CountedTotal, Reported uint64
 	// Semantics is what the console's event/count counts, as detected
 	// (completed, includes_running, unknown).
 	Semantics string
@@ -107,7 +107,7 @@ type NodeStatus struct {
 	ClusterState string
 	// Events are the node's latest counted events (at most RecentEvents),
 	// the latest dated first; kept in memory since the exporter started.
-	Events []tracker.Counted
+	Events []tracker.CountedEvent
 }
 
 // Last is the latest poll; ok is false before the first.
@@ -157,7 +157,7 @@ func (n *NodeRuntime) status() NodeStatus {
 		s.Since = time.UnixMilli(st.Since)
 	}
 	for _, c := range st.Events {
-		s.Counted += c
+		s.CountedTotal += c
 	}
 	s.Reported = st.Reported
 	s.Semantics = string(st.Semantics.Detected())
@@ -195,7 +195,7 @@ func pollRecord(start time.Time, dur time.Duration, rep tracker.Report, firstCon
 	rec := PollRecord{Start: start, Duration: dur, Calls: rep.Calls, FirstContact: firstContact,
 		Searched: rep.Searched, Incomplete: rep.Incomplete, Reason: res.Reason}
 	if applied {
-		rec.Counted = rep.Counted
+		rec.EventsCounted = rep.EventsCounted
 	}
 	if res.Err != nil {
 		rec.Error = res.Err.Error()

@@ -18,11 +18,11 @@
 //     guard.go: what the engine learns of a console where the specification
 //     leaves a choice open (docs/counting.md holds the inventory);
 //   - selfcheck.go: counted and reported, the self-check;
-//   - sink.go: the handler a listing's events stream into; known.go,
+//   - reader.go: the handler a listing's events stream into; known.go,
 //     pending.go, abandoned.go: the events of the window, the running
 //     events waited for, those that left the runnings; clocklag.go: the
 //     node's clock against the console's;
-//   - handout.go: the counted events a poll hands out (Counted);
+//   - handout.go: the counted events a poll hands out (CountedEvent);
 //   - state.go, statejson.go, schema.go, repair.go: the State, which is
 //     what persists between polls, its file form, its schema, and what
 //     makes one read from a file safe; relearn.go: the dates of the latest

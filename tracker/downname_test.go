@@ -18,7 +18,7 @@ type downReads struct {
 	reads map[int64]int // by date
 }
 
-func (c *downReads) List(ctx context.Context, q event.Query, h event.Handler) (Info, error) {
+func (c *downReads) List(ctx context.Context, q event.Query, h event.Handler) (ListingInfo, error) {
 	return c.Console.List(ctx, q, downCounter{h, c.reads})
 }
 

@@ -75,14 +75,14 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	// listing capped short of the events of a node whose clock runs ahead
 	// must not leave them to be counted at the next poll.
 	end := now + lookaheadMS
-	s := p.newSink(st, modeBaseline)
+	s := p.newReader(st, modeBaseline)
 	if _, err := p.con.List(ctx, event.Since(now-recentMS), s); err != nil {
 		if !errors.Is(err, ErrTooLarge) {
 			return err
 		}
 		// A node far ahead of the console: its recent events are read by
 		// the pages instead.
-		s = p.newSink(st, modeBaseline)
+		s = p.newReader(st, modeBaseline)
 	} else {
 		s.end()
 		s.commitRunnings()
@@ -90,7 +90,7 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	setWindow()
 
 	limit := lookBackLimit
-	var reset sink // carries the state reset found across pages
+	var reset listingReader // carries the state reset found across pages
 	covered, read := false, s.reqs
 	// suspect is a millisecond a page held alone, fewer events than asked:
 	// whole, unless the next page shows that older events exist (a console
@@ -98,7 +98,7 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	var suspect int64
 	suspectSet := false
 	for calls := 1; calls < p.o.LookBackCalls; calls++ {
-		ps := p.newSink(st, modeBaseline)
+		ps := p.newReader(st, modeBaseline)
 		ps.resetAt, ps.resetSet = reset.resetAt, reset.resetSet
 		if _, err := p.con.List(ctx, event.Range(event.Desc, lbFrom, end, limit), ps); err != nil {
 			if ctx.Err() == nil {

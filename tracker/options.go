@@ -36,7 +36,7 @@ type Options struct {
 	// DownNodeName names the node a NODE_DOWN event reports, from its
 	// down-node key (tally.DownNodeKey: the node's number, in the
 	// specification), when the event is read for the first time; the
-	// report keeps that name (NodeDown, NodeDownLast, Counted.DownNode),
+	// report keeps that name (NodeDown, NodeDownLast, CountedEvent.DownNode),
 	// so that a configuration loaded later, which may give the number to
 	// another node, does not rename it. nil: the key is the name.
 	DownNodeName DownNodeNamer

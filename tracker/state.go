@@ -98,7 +98,7 @@ type State struct {
 	// counted holds the events counted into this state by the poll under
 	// way (handout.go), outside the places of those dated before the
 	// floor; never saved, empty in a committed state.
-	counted []Counted
+	counted []CountedEvent
 	outside map[kEntry]int
 }
 

@@ -267,9 +267,9 @@ func (s *Simulator) Truth(node string) []Event { return s.truth(node) }
 // completed now (completed, not forgotten by retention, not aborted).
 func (s *Simulator) Visible(node string) map[int64]bool { return s.visible(node) }
 
-// Counted returns the Seq of the node's events event/count counts now
+// Countable returns the Seq of the node's events event/count counts now
 // (completed ones, and started ones too with CountRunning; not forgotten).
-func (s *Simulator) Counted(node string) map[int64]bool { return s.countedNow(node) }
+func (s *Simulator) Countable(node string) map[int64]bool { return s.countedNow(node) }
 
 // ConsoleNow is the console's clock, Unix ms.
 func (s *Simulator) ConsoleNow() int64 { return s.clock.Now().UnixMilli() }
