@@ -16,8 +16,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"time"
-	"unicode/utf8"
 
+	"github.com/indexima-exporter/indexima_exporter/internal/clip"
 	"github.com/indexima-exporter/indexima_exporter/poller"
 	"github.com/indexima-exporter/indexima_exporter/tally"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
@@ -66,7 +66,7 @@ func LineOf(n poller.NodeRef, c tracker.CountedEvent) Line {
 		Type:    c.Type,
 		Date:    time.UnixMilli(c.Date).UTC().Format(dateLayout),
 		DateMS:  c.Date,
-		Comment: cut(c.Comment, MaxComment),
+		Comment: clip.Prefix(c.Comment, MaxComment),
 	}
 	if c.HasDuration {
 		d := c.Duration
@@ -103,18 +103,6 @@ func ID(n poller.NodeRef, c tracker.CountedEvent) string {
 	var in [256]byte
 	sum := sha256.Sum256(idInput(in[:0], n, c))
 	return hex.EncodeToString(sum[:16])
-}
-
-// cut returns s cut to at most n bytes at a character boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
 }
 
 // idInput appends what ID hashes: each string length-prefixed, each

@@ -31,34 +31,16 @@ type NodeRef struct {
 const RecentEvents = 20
 
 // eventRing keeps a node's last RecentEvents counted events.
-type eventRing struct {
-	evs  []tracker.CountedEvent // at most RecentEvents, a ring once full
-	next int                    // where the next event goes once full
-}
+type eventRing struct{ ring[tracker.CountedEvent] }
 
-func (r *eventRing) add(evs []tracker.CountedEvent) {
-	if len(evs) > RecentEvents {
-		evs = evs[len(evs)-RecentEvents:]
-	}
-	for _, e := range evs {
-		if len(r.evs) < RecentEvents {
-			r.evs = append(r.evs, e)
-			continue
-		}
-		r.evs[r.next] = e
-		r.next = (r.next + 1) % RecentEvents
-	}
-}
+func (r *eventRing) add(evs []tracker.CountedEvent) { r.ring.add(RecentEvents, evs...) }
 
 // newestFirst returns a copy of the events, the latest dated first (of two
 // at one millisecond, the later counted first): an event that became
 // visible late is counted after newer ones, and shown where its date puts
 // it.
 func (r *eventRing) newestFirst() []tracker.CountedEvent {
-	out := make([]tracker.CountedEvent, 0, len(r.evs))
-	for i := 1; i <= len(r.evs); i++ {
-		out = append(out, r.evs[(r.next-i+len(r.evs))%len(r.evs)])
-	}
+	out := r.ring.newestFirst()
 	slices.SortStableFunc(out, func(a, b tracker.CountedEvent) int { return cmpDate(b, a) })
 	return out
 }

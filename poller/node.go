@@ -3,6 +3,7 @@ package poller
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -78,7 +79,7 @@ func (n *NodeRuntime) Name() string {
 func (n *NodeRuntime) Committed() Committed {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return Committed{State: n.state, Info: n.info, LastPoll: n.lastPoll, Failures: cloneFailures(n.failures)}
+	return Committed{State: n.state, Info: n.info, LastPoll: n.lastPoll, Failures: maps.Clone(n.failures)}
 }
 
 // nodeLogger returns the node's logger, made once per name (a reload may
@@ -247,12 +248,4 @@ func consoleAnswered(err error) bool {
 		return true
 	}
 	return ae.Kind != apiclient.KindConsoleUnreachable && ae.Kind != apiclient.KindBadCredentials
-}
-
-func cloneFailures(m map[string]uint64) map[string]uint64 {
-	c := make(map[string]uint64, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }

@@ -1,6 +1,7 @@
 package poller
 
 import (
+	"maps"
 	"sort"
 	"time"
 
@@ -38,27 +39,11 @@ type PollRecord struct {
 // Up tells whether the poll succeeded (indexima_up 1).
 func (r PollRecord) Up() bool { return r.Reason == "" && r.Error == "" }
 
-// pollRing keeps the last RecentPolls records of a node.
-type pollRing struct {
-	recs [RecentPolls]PollRecord
-	next int // where the next record goes
-	n    int // records held, at most RecentPolls
-}
+// pollRing keeps the last RecentPolls records of a node (newestFirst: the
+// newest first).
+type pollRing struct{ ring[PollRecord] }
 
-func (r *pollRing) add(rec PollRecord) {
-	r.recs[r.next] = rec
-	r.next = (r.next + 1) % RecentPolls
-	r.n = min(r.n+1, RecentPolls)
-}
-
-// newestFirst returns a copy of the records, the newest first.
-func (r *pollRing) newestFirst() []PollRecord {
-	out := make([]PollRecord, 0, r.n)
-	for i := 1; i <= r.n; i++ {
-		out = append(out, r.recs[(r.next-i+RecentPolls)%RecentPolls])
-	}
-	return out
-}
+func (r *pollRing) add(rec PollRecord) { r.ring.add(RecentPolls, rec) }
 
 // ClusterStatus is one configured cluster and the status of its nodes.
 type ClusterStatus struct {
@@ -146,7 +131,7 @@ func (p *Poller) Status() []ClusterStatus {
 func (n *NodeRuntime) status() NodeStatus {
 	n.mu.Lock()
 	s := NodeStatus{Cluster: n.cluster, Name: n.name, Target: n.target.String(),
-		Polls: n.recent.newestFirst(), Failures: cloneFailures(n.failures), Events: n.events.newestFirst()}
+		Polls: n.recent.newestFirst(), Failures: maps.Clone(n.failures), Events: n.events.newestFirst()}
 	st := n.state // committed states are never modified: read it unlocked
 	n.mu.Unlock()
 	if st == nil || !st.Contacted {
