@@ -77,8 +77,8 @@ lint:
 	./scripts/lint.sh
 
 # govulncheck against an offline copy of the Go vulnerability database:
-# shared/vulndb beside the repository or above it unless VULNDB=DIR names
-# another copy (see docs/security.md).
+# ~/.cache/indexima_exporter/vulndb unless VULNDB=DIR names another copy
+# (see docs/security.md).
 VULNDB ?=
 vulncheck:
 	VULNDB="$(VULNDB)" ./scripts/vulncheck.sh

@@ -1,7 +1,6 @@
 package apiclient
 
 import (
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -108,7 +107,7 @@ func TestLoginBackoff(t *testing.T) {
 		t.Helper()
 		for range n {
 			_, err := c.events(ctx, node1)
-			if !errors.Is(err, ErrBadCredentials) {
+			if kindOf(err) != KindBadCredentials {
 				t.Fatalf("got %v, want bad credentials", err)
 			}
 		}
@@ -169,7 +168,7 @@ func TestConcurrentBadLogin(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := c.events(ctx, node1); !errors.Is(err, ErrBadCredentials) {
+			if _, err := c.events(ctx, node1); kindOf(err) != KindBadCredentials {
 				t.Errorf("got %v", err)
 			}
 		}()
@@ -199,7 +198,7 @@ func TestLoginBackoffTransientCap(t *testing.T) {
 
 	for i := range 6 {
 		_, err := c.events(ctx, node1)
-		if !errors.Is(err, ErrConsoleUnreachable) {
+		if kindOf(err) != KindConsoleUnreachable {
 			t.Fatalf("call %d: got %v, want console unreachable", i, err)
 		}
 		if got := logins(); got != i+1 {

@@ -20,7 +20,7 @@ func benchListing(n int) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		typ := knownTypes[i%len(knownTypes)]
+		typ := event.KnownTypes[i%len(event.KnownTypes)]
 		comment := ""
 		if i%3 == 0 {
 			comment = "etalon.nyc_yellow_full_" + strconv.Itoa(i%50)

@@ -149,7 +149,7 @@ func TestRequestPaths(t *testing.T) {
 	ctx := ctxT(t)
 
 	_, err := c.Columns(ctx, node1, "odd/ta ble?x")
-	if !IsKind(err, KindRefused) {
+	if kindOf(err) != KindRefused {
 		t.Fatalf("unknown table: %v", err)
 	}
 	// 00:30 at UTC+05:00 is still the previous day in UTC: the path must

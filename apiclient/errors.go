@@ -73,12 +73,6 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is lets errors.Is(err, ErrBadCredentials) and friends match by kind.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Endpoint == "" && t.Kind == e.Kind
-}
-
 // IsBodyTooLarge tells an answer refused because its body grew past
 // Config.MaxBodyBytes (after decompression). A caller can then ask for the
 // same data in smaller pieces, e.g. event ranges with a limit.
@@ -86,25 +80,3 @@ func IsBodyTooLarge(err error) bool {
 	var tl *bodyTooLargeError
 	return errors.As(err, &tl)
 }
-
-// Sentinels for errors.Is.
-var (
-	ErrBadCredentials     = &Error{Kind: KindBadCredentials}
-	ErrConsoleUnreachable = &Error{Kind: KindConsoleUnreachable}
-	ErrNodeUnreachable    = &Error{Kind: KindNodeUnreachable}
-	ErrMalformed          = &Error{Kind: KindMalformed}
-	ErrRefused            = &Error{Kind: KindRefused}
-)
-
-// KindOf returns the Kind of an *Error in err's chain, or 0 when there is
-// none (for example an error returned by a event.Handler).
-func KindOf(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return 0
-}
-
-// IsKind reports whether err's chain holds an *Error of kind k.
-func IsKind(err error, k Kind) bool { return KindOf(err) == k }

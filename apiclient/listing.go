@@ -9,12 +9,6 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
-// Known event types (spec section 6). The decoder returns these constants
-// instead of allocating a string per event.
-var knownTypes = [...]string{"CLUSTER_START", "CLUSTER_STOP", "NODE_DOWN", "CLUSTER_INIT",
-	"MEMORY_LOW", "TABLE_LOADED", "HYPER_INDEX_LOADED", "HYPER_INDEX_UNLOADED",
-	"SAVE_METADATA", "PRELOAD_FINISHED"}
-
 // maxInternedTypes bounds the cache of unknown type names, so a hostile body
 // cannot grow it without end; past it, unknown names are allocated per event.
 const maxInternedTypes = 64
@@ -366,10 +360,11 @@ func (d *listingDecoder) comment() (string, error) {
 	return "", s.skip(`"comment"`, 0)
 }
 
-// intern returns a constant string for the known type names and a cached one
-// for a few unknown names, so that decoding allocates only for comments.
+// intern returns a constant string for the known type names
+// (event.KnownTypes) and a cached one for a few unknown names, so that
+// decoding allocates only for comments.
 func (d *listingDecoder) intern(b []byte) string {
-	for _, t := range knownTypes {
+	for _, t := range event.KnownTypes {
 		if string(b) == t {
 			return t
 		}

@@ -86,16 +86,23 @@ type collector struct{ l Listing }
 func (c *collector) Event(e event.Event) error   { c.l.Reqs = append(c.l.Reqs, e); return nil }
 func (c *collector) Running(e event.Event) error { c.l.Runnings = append(c.l.Runnings, e); return nil }
 
+// The endpoints of the day listings (get/events, get/events/:date), which
+// only the tests call: the exporter reads ranges and lastevents.
+const (
+	endpointEvents   = "events"
+	endpointEventsOn = "events_date"
+)
+
 // dayRequest builds the request of get/events (the current day, date
 // zero) or get/events/:date (the date's own calendar day, in its own
 // location).
 func dayRequest(node Node, date time.Time) *request {
 	rq := &request{monitor: true, node: node, method: http.MethodGet}
 	if date.IsZero() {
-		rq.endpoint, rq.path = EndpointEvents, "/api/monitor/get/events"
+		rq.endpoint, rq.path = endpointEvents, "/api/monitor/get/events"
 		return rq
 	}
-	rq.endpoint = EndpointEventsOn
+	rq.endpoint = endpointEventsOn
 	rq.path = fmt.Sprintf("/api/monitor/get/events/%04d-%02d-%02d", date.Year(), int(date.Month()), date.Day())
 	return rq
 }

@@ -66,7 +66,7 @@ func TestSecretsNeverShown(t *testing.T) {
 
 	kinds := map[Kind]bool{}
 	for _, err := range errs {
-		kinds[KindOf(err)] = true
+		kinds[kindOf(err)] = true
 	}
 	for _, k := range []Kind{KindBadCredentials, KindConsoleUnreachable, KindNodeUnreachable, KindMalformed, KindRefused} {
 		if !kinds[k] {

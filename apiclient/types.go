@@ -70,8 +70,6 @@ const (
 	EndpointLogin      = "login"
 	EndpointVersion    = "version"
 	EndpointColumns    = "columns"
-	EndpointEvents     = "events"
-	EndpointEventsOn   = "events_date"
 	EndpointLastEvents = "lastevents"
 	EndpointEventAsc   = "event_asc"
 	EndpointEventDesc  = "event_desc"

@@ -17,3 +17,15 @@ func (columnsCollector) update(v *nodeView) error {
 	}
 	return v.res.ColumnsErr
 }
+
+// columnsDescs are the descriptors of the columns collector's series.
+type columnsDescs struct {
+	tableColumns *seriesDesc
+}
+
+func newColumnsDescs(node nodeDesc) columnsDescs {
+	return columnsDescs{
+		tableColumns: node(namespace+"_table_columns",
+			"Number of columns of a loaded table, from the node's get/columns answer (refreshed periodically).", labelTable),
+	}
+}

@@ -15,3 +15,15 @@ func (hyperindexesCollector) update(v *nodeView) error {
 	}
 	return v.res.Err
 }
+
+// hyperindexesDescs are the descriptors of the hyperindexes collector's series.
+type hyperindexesDescs struct {
+	hyperindex *seriesDesc
+}
+
+func newHyperindexesDescs(node nodeDesc) hyperindexesDescs {
+	return hyperindexesDescs{
+		hyperindex: node(namespace+"_hyperindex_loaded",
+			"1 if the hyperindex is loaded on the node, 0 if unloaded, from the latest HYPER_INDEX_LOADED or HYPER_INDEX_UNLOADED event.", labelIndex),
+	}
+}

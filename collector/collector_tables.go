@@ -15,3 +15,15 @@ func (tablesCollector) update(v *nodeView) error {
 	}
 	return v.res.Err
 }
+
+// tablesDescs are the descriptors of the tables collector's series.
+type tablesDescs struct {
+	table *seriesDesc
+}
+
+func newTablesDescs(node nodeDesc) tablesDescs {
+	return tablesDescs{
+		table: node(namespace+"_table_loaded",
+			"1 for each table loaded on the node since the latest CLUSTER_START or CLUSTER_STOP, from TABLE_LOADED events.", labelTable),
+	}
+}

@@ -16,3 +16,15 @@ func (versionCollector) update(v *nodeView) error {
 	}
 	return v.res.VersionErr
 }
+
+// versionDescs are the descriptors of the version collector's series.
+type versionDescs struct {
+	nodeInfo *seriesDesc
+}
+
+func newVersionDescs(node nodeDesc) versionDescs {
+	return versionDescs{
+		nodeInfo: node(namespace+"_node_info",
+			"Always 1; the version label is the node's answer to get/version (refreshed periodically).", "version"),
+	}
+}

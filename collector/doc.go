@@ -4,7 +4,8 @@
 // deadline, then reads what the polls committed and emits, per node, the
 // core series (scrape.go) and those of every enabled sub-collector
 // (collector_*.go, one file each, joining the registry in registry.go from
-// its init), with descriptors as data (descs.go) and const series built for
+// its init, and declaring its own descriptors as data; those of the core
+// series are in descs.go), with const series built for
 // hundreds of nodes (series.go). The sub-collectors emit through a sink
 // (sink.go): to a collector's channel (Collect, /probe), or for /metrics
 // straight into metric families without a registry (families.go,
@@ -13,6 +14,7 @@
 //
 // It does not poll, count, keep cursors, talk HTTP or compress: polls,
 // deadlines, shared polls, failure reasons and info calls are the poller's,
-// counting is the engine's (tracker), HTTP is the client's (apiclient) and
+// counting is the engine's (tracker) and what it counts the tally's
+// (tally; the labels of its names are collector/labels.go's), HTTP is the client's (apiclient) and
 // the web endpoints'. The state file is package store's.
 package collector

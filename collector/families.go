@@ -8,7 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/indexima-exporter/indexima_exporter/tracker"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // The families of /metrics, written without the registry. Through a
@@ -110,7 +110,7 @@ func (s *familySink) counter(d *seriesDesc, node []*dto.LabelPair, extra string,
 	m.Counter = c
 }
 
-func (s *familySink) histogram(d *seriesDesc, node []*dto.LabelPair, extra string, dh *tracker.Histogram, created *timestamppb.Timestamp) {
+func (s *familySink) histogram(d *seriesDesc, node []*dto.LabelPair, extra string, dh *tally.Histogram, created *timestamppb.Timestamp) {
 	m := s.metric(d.fam, &d.name, &d.help, histogramType)
 	m.Label = s.labels(d, node, extra)
 	h := s.hists.next()

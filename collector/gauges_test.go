@@ -8,7 +8,7 @@ import (
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
 	"github.com/indexima-exporter/indexima_exporter/poller"
-	"github.com/indexima-exporter/indexima_exporter/tracker"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // clusterState returns the state whose indexima_cluster_state series is 1,
@@ -58,7 +58,7 @@ func TestStateGaugesFollowTheCluster(t *testing.T) {
 	tables, indexes := sortStrings(e.sim.Tables(n)), sortStrings(e.sim.Indexes(n))
 
 	m := e.scrape(nil)
-	if got := clusterState(t, m, n); got != tracker.StateReady {
+	if got := clusterState(t, m, n); got != tally.StateReady {
 		t.Errorf("state after the day's history = %s, want ready", got)
 	}
 	if got := labelSet(m, "indexima_table_loaded", n, "table", 1); strings.Join(got, ",") != strings.Join(tables, ",") {
@@ -86,7 +86,7 @@ func TestStateGaugesFollowTheCluster(t *testing.T) {
 	e.sim.StopCluster()
 	e.clock.Advance(time.Second)
 	m = e.scrape(nil)
-	if got := clusterState(t, m, n); got != tracker.StateStopped {
+	if got := clusterState(t, m, n); got != tally.StateStopped {
 		t.Errorf("state after stop = %s", got)
 	}
 	if got := m.series("indexima_table_loaded", l("node", n)); len(got) != 0 {
@@ -96,7 +96,7 @@ func TestStateGaugesFollowTheCluster(t *testing.T) {
 	e.sim.StartCluster()
 	e.clock.Advance(100 * time.Millisecond)
 	m = e.scrape(nil)
-	if got := clusterState(t, m, n); got != tracker.StateStarting {
+	if got := clusterState(t, m, n); got != tally.StateStarting {
 		t.Errorf("state during start = %s", got)
 	}
 	running := 0.0
@@ -110,7 +110,7 @@ func TestStateGaugesFollowTheCluster(t *testing.T) {
 		e.clock.Advance(5 * time.Second)
 		m = e.scrape(nil)
 	}
-	if got := clusterState(t, m, n); got != tracker.StateReady {
+	if got := clusterState(t, m, n); got != tally.StateReady {
 		t.Errorf("state after start = %s", got)
 	}
 	if got := labelSet(m, "indexima_table_loaded", n, "table", 1); strings.Join(got, ",") != strings.Join(tables, ",") {

@@ -27,7 +27,7 @@ func (e *Exporter) poll(ctx context.Context, clusters []*clusterSeries) []poller
 			nodes = append(nodes, ns.n)
 		}
 	}
-	return e.p.Poll(ctx, nodes, e.want)
+	return e.p.PollNodes(ctx, nodes, e.want)
 }
 
 // emit sends to out the series of the nodes of clusters, from what their
@@ -119,9 +119,9 @@ func emitCore(v *nodeView) {
 			v.counter(v.d.pollFailures, float64(c), reason)
 		}
 	}
-	for _, label := range []string{labelDownNode, labelIndex, labelTable} {
-		if c, ok := v.st.Dropped[label]; ok {
-			v.counter(v.d.dropped, float64(c), label)
+	for _, b := range boundedLabels {
+		if c, ok := v.st.Dropped[b.vocab]; ok {
+			v.counter(v.d.dropped, float64(c), b.label)
 		}
 	}
 }

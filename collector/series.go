@@ -7,7 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/indexima-exporter/indexima_exporter/tracker"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // The per-node series are const metrics, made at scrape time like those of
@@ -177,9 +177,9 @@ type nodeHistogram struct {
 	count      uint64
 	sum        float64
 	hist       dto.Histogram
-	buckets    [len(tracker.DurationBuckets)]dto.Bucket
-	bucketPtrs [len(tracker.DurationBuckets)]*dto.Bucket
-	cumulative [len(tracker.DurationBuckets)]uint64
+	buckets    [len(tally.DurationBuckets)]dto.Bucket
+	bucketPtrs [len(tally.DurationBuckets)]*dto.Bucket
+	cumulative [len(tally.DurationBuckets)]uint64
 }
 
 func (h *nodeHistogram) Desc() *prometheus.Desc { return h.desc }
@@ -191,15 +191,15 @@ func (h *nodeHistogram) Write(m *dto.Metric) error {
 
 // fill sets h to the cumulative buckets, count and sum of dh, with the
 // created timestamp created.
-func (h *nodeHistogram) fill(dh *tracker.Histogram, created *timestamppb.Timestamp) {
+func (h *nodeHistogram) fill(dh *tally.Histogram, created *timestamppb.Timestamp) {
 	h.count, h.sum = dh.Count, dh.Sum
 	var acc uint64
-	for i := range tracker.DurationBuckets {
+	for i := range tally.DurationBuckets {
 		if i < len(dh.Buckets) {
 			acc += dh.Buckets[i]
 		}
 		h.cumulative[i] = acc
-		h.buckets[i].UpperBound, h.buckets[i].CumulativeCount = &tracker.DurationBuckets[i], &h.cumulative[i]
+		h.buckets[i].UpperBound, h.buckets[i].CumulativeCount = &tally.DurationBuckets[i], &h.cumulative[i]
 		h.bucketPtrs[i] = &h.buckets[i]
 	}
 	h.hist.SampleCount, h.hist.SampleSum, h.hist.Bucket = &h.count, &h.sum, h.bucketPtrs[:]

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/indexima-exporter/indexima_exporter/tracker"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -78,18 +78,18 @@ func TestSeriesWriteWhatConstMetricsWrite(t *testing.T) {
 			}
 		}
 
-		h := &tracker.Histogram{}
+		h := &tally.Histogram{}
 		for _, s := range []float64{0.004, 0.05, 0.05, 0.3, 7, 100, 5000} {
 			h.Observe(s)
 		}
 		v.histogram(d.eventDuration, h, "TABLE_LOADED")
 		got := <-ch
 		cum := map[float64]uint64{}
-		for _, b := range tracker.DurationBuckets {
+		for _, b := range tally.DurationBuckets {
 			cum[b] = 0 // every bound is written, even an empty one
 		}
 		for _, s := range []float64{0.004, 0.05, 0.05, 0.3, 7, 100, 5000} {
-			for _, b := range tracker.DurationBuckets {
+			for _, b := range tally.DurationBuckets {
 				if s <= b {
 					cum[b]++
 				}
@@ -125,7 +125,7 @@ func TestSeriesAllocations(t *testing.T) {
 			t.Errorf("%s: %v allocations per series, want at most %v", c.name, got, c.atMost)
 		}
 	}
-	h := &tracker.Histogram{}
+	h := &tally.Histogram{}
 	h.Observe(1)
 	if got := testing.AllocsPerRun(200, func() { v.histogram(d.eventDuration, h, "TABLE_LOADED"); <-ch }); got > 2 {
 		t.Errorf("histogram: %v allocations, want at most 2 (the histogram and its label slice)", got)

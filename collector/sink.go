@@ -5,7 +5,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/indexima-exporter/indexima_exporter/tracker"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // sink receives the series of a scrape. There are two: chanSink sends them
@@ -18,7 +18,7 @@ type sink interface {
 	// d has none), created the counters' created timestamp (may be nil).
 	gauge(d *seriesDesc, node []*dto.LabelPair, extra string, value float64)
 	counter(d *seriesDesc, node []*dto.LabelPair, extra string, value float64, created *timestamppb.Timestamp)
-	histogram(d *seriesDesc, node []*dto.LabelPair, extra string, h *tracker.Histogram, created *timestamppb.Timestamp)
+	histogram(d *seriesDesc, node []*dto.LabelPair, extra string, h *tally.Histogram, created *timestamppb.Timestamp)
 	// scrapeGauge is a gauge of the scrape, with values of d's labels.
 	scrapeGauge(d *scrapeDesc, value float64, labelValues ...string)
 }
@@ -39,7 +39,7 @@ func (ch chanSink) counter(d *seriesDesc, node []*dto.LabelPair, extra string, v
 	ch <- c
 }
 
-func (ch chanSink) histogram(d *seriesDesc, node []*dto.LabelPair, extra string, dh *tracker.Histogram, created *timestamppb.Timestamp) {
+func (ch chanSink) histogram(d *seriesDesc, node []*dto.LabelPair, extra string, dh *tally.Histogram, created *timestamppb.Timestamp) {
 	h := &nodeHistogram{desc: d.Desc, labels: d.labels(node, extra)}
 	h.fill(dh, created)
 	ch <- h
@@ -64,6 +64,6 @@ func (v *nodeView) counter(d *seriesDesc, value float64, extra string) {
 }
 
 // histogram emits the duration histogram of event type t.
-func (v *nodeView) histogram(d *seriesDesc, h *tracker.Histogram, t string) {
+func (v *nodeView) histogram(d *seriesDesc, h *tally.Histogram, t string) {
 	v.out.histogram(d, v.pairs, t, h, v.created)
 }

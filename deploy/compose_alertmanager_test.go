@@ -19,7 +19,7 @@ import (
 // otherwise the shipped deploy/prometheus/alertmanager.yml: same routes,
 // grouping, inhibitions and receiver names.
 func TestComposeAlertmanagerConfig(t *testing.T) {
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	composeAM := filepath.Join(root, composeDir, "alertmanager.yml")
 	shippedAM := filepath.Join(root, "deploy", "prometheus", "alertmanager.yml")
 

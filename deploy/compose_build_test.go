@@ -32,7 +32,7 @@ var readmeComposeRE = regexp.MustCompile(`(?m)^[ \t]*docker compose -f (\S+) up 
 func TestComposeCommandFromAFreshClone(t *testing.T) {
 	t.Parallel()
 	needImageBuild(t, "the compose build test", "the exporter's image")
-	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	readme, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/indexima-exporter/indexima_exporter/dashboards"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // mount is one volume of a service as docker-compose config writes it.
@@ -72,7 +73,7 @@ func flagValue(cmd []string, name string) string {
 // imageUID is the numeric user the Dockerfile's image runs as.
 func imageUID(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(repoRoot(t), "Dockerfile"))
+	f, err := os.Open(filepath.Join(testkit.RepoRoot(t), "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ type lokiConfig struct {
 // here), its data on a volume; Grafana has a Loki data source at that
 // address, which the events dashboard's datasource variable selects.
 func TestComposeShipsTheEventLogToLoki(t *testing.T) {
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	cfg := composeConfig(t)
 	services, _ := cfg["services"].(object)
 	volumes, _ := cfg["volumes"].(object)

@@ -22,7 +22,7 @@ const composeDir = "deploy/docker-compose"
 // paths made absolute), which also validates the file; no daemon needed.
 func composeConfig(t *testing.T) object {
 	t.Helper()
-	r := mustRun(t, time.Minute, filepath.Join(repoRoot(t), composeDir), tool(t, "docker-compose"), "-f", "docker-compose.yml", "config")
+	r := mustRun(t, time.Minute, filepath.Join(testkit.RepoRoot(t), composeDir), tool(t, "docker-compose"), "-f", "docker-compose.yml", "config")
 	var cfg object
 	if err := yaml.Unmarshal([]byte(r.stdout), &cfg); err != nil {
 		t.Fatalf("docker-compose config output: %v", err)
@@ -57,7 +57,7 @@ func binds(t *testing.T, svc any) map[string]string {
 }
 
 func TestComposeStack(t *testing.T) {
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	cfg := composeConfig(t)
 	services, _ := cfg["services"].(object)
 	for _, name := range []string{"exporter", "prometheus", "alertmanager", "grafana"} {
@@ -184,7 +184,7 @@ func checkServiceURL(t *testing.T, services object, what, raw string) {
 // On both tested Prometheus lines, and with the Prometheus 3 setting
 // convert_classic_histograms_to_nhcb uncommented on 3.x.
 func TestComposePrometheusConfig(t *testing.T) {
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join(root, composeDir, "prometheus.yml"))
 	if err != nil {

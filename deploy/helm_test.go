@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 const chartDir = "deploy/helm/indexima-exporter"
@@ -30,7 +32,7 @@ func helmTemplate(t *testing.T, valuesFiles []string, sets ...string) []object {
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}
-	r := mustRun(t, 2*time.Minute, repoRoot(t), tool(t, "helm"), args...)
+	r := mustRun(t, 2*time.Minute, testkit.RepoRoot(t), tool(t, "helm"), args...)
 	requireNoHelmWarning(t, args, r)
 	return decodeAll(t, "helm template", []byte(r.stdout))
 }
@@ -52,7 +54,7 @@ func TestHelmLint(t *testing.T) {
 		if values != "" {
 			args = append(args, "-f", values)
 		}
-		r := mustRun(t, 2*time.Minute, repoRoot(t), helm, args...)
+		r := mustRun(t, 2*time.Minute, testkit.RepoRoot(t), helm, args...)
 		if !strings.Contains(r.stdout, "0 chart(s) failed") {
 			t.Errorf("helm %s:\n%s", strings.Join(args, " "), r)
 		}
@@ -88,7 +90,7 @@ func TestHelmDefaultRender(t *testing.T) {
 // rescheduling are counted after it, and the Deployment recreates its pod
 // rather than rolling it: never two pods on one claim.
 func TestHelmStateFileOnPersistentVolumeClaim(t *testing.T) {
-	valuesFile := filepath.Join(repoRoot(t), chartDir, "ci", "persistence-values.yaml")
+	valuesFile := filepath.Join(testkit.RepoRoot(t), chartDir, "ci", "persistence-values.yaml")
 	objs := helmTemplate(t, []string{valuesFile})
 	kinds := requireValid(t, kubeconform(t, toYAML(t, objs...)))
 	requireKinds(t, kinds, "Deployment", "PersistentVolumeClaim")
@@ -166,7 +168,7 @@ func TestHelmStateFilePersistenceRefusals(t *testing.T) {
 		for _, s := range tc.sets {
 			args = append(args, "--set", s)
 		}
-		r := run(t, 2*time.Minute, repoRoot(t), tool(t, "helm"), args...)
+		r := run(t, 2*time.Minute, testkit.RepoRoot(t), tool(t, "helm"), args...)
 		if r.err == nil || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("helm template --set %v: %v, want a refusal saying %q\n%s", tc.sets, r.err, tc.want, r)
 		}
@@ -178,7 +180,7 @@ func TestHelmStateFilePersistenceRefusals(t *testing.T) {
 // is the exporter's version.
 func TestHelmPackage(t *testing.T) {
 	dir := t.TempDir()
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	args := []string{"package", chartDir, "--destination", dir}
 	requireNoHelmWarning(t, args, mustRun(t, 2*time.Minute, root, tool(t, "helm"), args...))
 	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
@@ -252,7 +254,7 @@ func readTgz(t *testing.T, path string) map[string][]byte {
 }
 
 func TestHelmFullValuesRender(t *testing.T) {
-	valuesFile := filepath.Join(repoRoot(t), chartDir, "ci", "full-values.yaml")
+	valuesFile := filepath.Join(testkit.RepoRoot(t), chartDir, "ci", "full-values.yaml")
 	objs := helmTemplate(t, []string{valuesFile})
 	kinds := requireValid(t, kubeconform(t, toYAML(t, objs...)))
 	requireKinds(t, kinds, "Deployment", "Service", "ConfigMap", "Secret", "ServiceAccount", "ServiceMonitor", "PrometheusRule", "ScrapeConfig")
@@ -326,7 +328,7 @@ func TestHelmProbeScrapeConfig(t *testing.T) {
 
 	// The relabelling is the shipped one, in the Operator's spelling.
 	var shipped object
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "prometheus", "prometheus-probe.yml"))
+	data, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), "deploy", "prometheus", "prometheus-probe.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +422,7 @@ func TestHelmRawConfig(t *testing.T) {
 // writes of deploy/prometheus/rules: the same files, byte for byte, so the
 // PrometheusRule cannot drift from the rules Prometheus loads.
 func TestHelmChartHoldsTheShippedRules(t *testing.T) {
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	err := filepath.WalkDir(filepath.Join(root, chartDir), func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.Type()&os.ModeSymlink != 0 {
 			t.Errorf("%s is a symbolic link: Helm warns of it at every command; copy the files in (make mixin does the rules)", path)

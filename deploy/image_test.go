@@ -53,12 +53,12 @@ func (b buildah) args(args ...string) []string {
 
 func (b buildah) run(timeout time.Duration, args ...string) result {
 	b.t.Helper()
-	return run(b.t, timeout, repoRoot(b.t), b.bin, b.args(args...)...)
+	return run(b.t, timeout, testkit.RepoRoot(b.t), b.bin, b.args(args...)...)
 }
 
 func (b buildah) must(timeout time.Duration, args ...string) string {
 	b.t.Helper()
-	return strings.TrimSpace(mustRun(b.t, timeout, repoRoot(b.t), b.bin, b.args(args...)...).stdout)
+	return strings.TrimSpace(mustRun(b.t, timeout, testkit.RepoRoot(b.t), b.bin, b.args(args...)...).stdout)
 }
 
 // ociImage is what `buildah inspect` says of a container's image.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // schemaLocation is where kubeconform finds the schemas kept in the repo
@@ -32,7 +34,7 @@ func kubeconform(t testing.TB, data []byte, files ...string) []kcResource {
 		}
 		files = []string{f}
 	}
-	r := run(t, 2*time.Minute, repoRoot(t), bin, append(args, files...)...)
+	r := run(t, 2*time.Minute, testkit.RepoRoot(t), bin, append(args, files...)...)
 	// Exit status 1 means invalid resources; the JSON says which.
 	var out struct{ Resources []kcResource }
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
@@ -73,7 +75,7 @@ func relFiles(t testing.TB, globs ...string) []string {
 	t.Helper()
 	var out []string
 	for _, f := range globFiles(t, globs...) {
-		rel, err := filepath.Rel(repoRoot(t), f)
+		rel, err := filepath.Rel(testkit.RepoRoot(t), f)
 		if err != nil {
 			t.Fatal(err)
 		}

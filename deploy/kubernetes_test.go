@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 func TestPlainManifestsAreValid(t *testing.T) {
@@ -135,7 +137,7 @@ func TestKubeconformRejectsUnknownFields(t *testing.T) {
 // the others (strictify.go made _definitions.json so), and every per-kind
 // schema points at a definition that exists.
 func TestSchemasAreStrict(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "deploy", "kubernetes", "schemas")
+	dir := filepath.Join(testkit.RepoRoot(t), "deploy", "kubernetes", "schemas")
 	var defs struct {
 		Definitions map[string]any `json:"definitions"`
 	}

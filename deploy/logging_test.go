@@ -33,7 +33,7 @@ const (
 // NODE_DOWN, which has every field), decoded as a shipper does.
 func eventLine(t *testing.T) map[string]any {
 	t.Helper()
-	c := tracker.Counted{Event: event.Event{Type: "NODE_DOWN", Date: time.Date(2026, 3, 10, 12, 0, 0, 7e6, time.UTC).UnixMilli(),
+	c := tracker.CountedEvent{Event: event.Event{Type: "NODE_DOWN", Date: time.Date(2026, 3, 10, 12, 0, 0, 7e6, time.UTC).UnixMilli(),
 		Duration: 3, HasDuration: true, Comment: "2"}, Nth: 1, DownNode: "core-2"}
 	b, err := json.Marshal(eventlog.LineOf(poller.NodeRef{Cluster: "prod", Name: "core-1", Target: "core-1:9999"}, c))
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // object is one decoded Kubernetes object (or any YAML mapping).
@@ -57,7 +59,7 @@ func globFiles(t testing.TB, globs ...string) []string {
 	t.Helper()
 	var files []string
 	for _, g := range globs {
-		m, err := filepath.Glob(filepath.Join(repoRoot(t), g))
+		m, err := filepath.Glob(filepath.Join(testkit.RepoRoot(t), g))
 		if err != nil || len(m) == 0 {
 			t.Fatalf("%s matches no file (%v)", g, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite deploy/kubernetes/prometheusrule.yaml from deploy/prometheus/rules")
@@ -52,7 +54,7 @@ func readObjectsFile(t testing.TB, f string) []object {
 // instead, written by make mixin.)
 func TestPlainPrometheusRuleMatchesRules(t *testing.T) {
 	groups := ruleGroups(t)
-	file := filepath.Join(repoRoot(t), plainRuleFile)
+	file := filepath.Join(testkit.RepoRoot(t), plainRuleFile)
 	if *update {
 		writePlainPrometheusRule(t, file, groups)
 	}

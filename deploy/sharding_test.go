@@ -44,9 +44,9 @@ func TestShardedPrometheusConfigChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range testkit.PrometheusLines {
-		mustRun(t, time.Minute, repoRoot(t), line.Promtool(t), "check", "config", f)
+		mustRun(t, time.Minute, testkit.RepoRoot(t), line.Promtool(t), "check", "config", f)
 		if line.Major >= 3 {
-			mustRun(t, time.Minute, repoRoot(t), line.Promtool(t), "check", "config", f3)
+			mustRun(t, time.Minute, testkit.RepoRoot(t), line.Promtool(t), "check", "config", f3)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 const unitFile = "deploy/systemd/indexima_exporter.service"
@@ -49,7 +50,7 @@ func unitEntries(t *testing.T, file string) map[string]map[string][]string {
 // keys and bad values as warnings (exit status 0): any line about the unit fails.
 func TestSystemdUnitVerifies(t *testing.T) {
 	bin := tool(t, "systemd-analyze")
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), unitFile))
+	data, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), unitFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestSystemdUnitVerifies(t *testing.T) {
 }
 
 func TestSystemdUnitIsHardened(t *testing.T) {
-	u := unitEntries(t, filepath.Join(repoRoot(t), unitFile))
+	u := unitEntries(t, filepath.Join(testkit.RepoRoot(t), unitFile))
 	svc := u["Service"]
 	want := map[string]string{
 		"DynamicUser":             "yes",
@@ -114,7 +115,7 @@ func TestSystemdUnitIsHardened(t *testing.T) {
 // password where LoadCredential puts it, and the exporter accepts it; the
 // default flags point at the documented paths.
 func TestSystemdExampleConfigParses(t *testing.T) {
-	root := repoRoot(t)
+	root := testkit.RepoRoot(t)
 	u := unitEntries(t, filepath.Join(root, unitFile))
 	cred := u["Service"]["LoadCredential"]
 	if len(cred) != 1 {

@@ -6,23 +6,12 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
-
-// repoRoot is the repository root: this package lives in deploy/.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the test source")
-	}
-	return filepath.Dir(filepath.Dir(file))
-}
 
 // tool returns the path of an external tool (see testkit.Tool: the tools
 // cache of scripts/install-test-deps.sh first, then PATH; missing fails in CI).

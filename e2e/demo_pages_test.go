@@ -110,8 +110,8 @@ scrape_configs:
 	t.Logf("watching --demo for %s (rules %s, Alertmanager configuration %s)", runFor, rules, amConfig)
 	for end := start.Add(runFor); time.Now().Before(end); time.Sleep(5 * time.Second) {
 		for _, p := range []*process{exp, proc} {
-			if p.exited() {
-				t.Fatalf("%s exited during the measurement: %v", p.name, p.err)
+			if p.Exited() {
+				t.Fatalf("%s exited during the measurement: %v", p.Name, p.Err())
 			}
 		}
 	}

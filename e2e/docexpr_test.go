@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/indexima-exporter/indexima_exporter/dashboards"
-	"github.com/indexima-exporter/indexima_exporter/tracker"
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // docExpr is a PromQL expression the README or docs/*.md give a reader,
@@ -178,7 +178,7 @@ func newDocExpr(where, expr, claims, context string) (docExpr, error) {
 	}
 	q := placeholderRE.ReplaceAllStringFunc(expr, func(s string) string {
 		m := placeholderRE.FindStringSubmatch(s)
-		if slices.Contains(tracker.KnownTypes, m[2]) {
+		if slices.Contains(event.KnownTypes, m[2]) {
 			return s // an event type, not a placeholder
 		}
 		return m[1] + `=~".+"`

@@ -5,34 +5,32 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/indexima-exporter/indexima_exporter/internal/child"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // process is a child process whose output is kept for the test log.
 type process struct {
-	name string
-	cmd  *exec.Cmd
-	out  *testkit.SyncBuffer
-	done chan struct{}
-	err  error // valid once done is closed
+	*child.Process
+	out *testkit.SyncBuffer
 }
 
 // startProcess starts bin; it is killed at the end of the test, and its
 // output is logged when the test failed.
 func startProcess(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin, args...), out: &testkit.SyncBuffer{}, done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	if err := p.cmd.Start(); err != nil {
+	p := &process{out: &testkit.SyncBuffer{}}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	var err error
+	if p.Process, err = child.Start(name, cmd); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
-		p.stop(t)
+		p.stop()
 		if t.Failed() {
 			out := p.out.String()
 			if len(out) > 16<<10 {
@@ -50,12 +48,12 @@ func startProcess(t *testing.T, name, bin string, args ...string) *process {
 // within passes.
 func (p *process) listening(t *testing.T, within time.Duration) string {
 	t.Helper()
-	addr, err := testkit.WaitListening(p.out.String, p.done, within)
+	addr, err := testkit.WaitListening(p.out.String, p.Done(), within)
 	if err != nil {
-		if p.exited() {
-			t.Fatalf("%s: %v (exit: %v)", p.name, err, p.err)
+		if p.Exited() {
+			t.Fatalf("%s: %v (exit: %v)", p.Name, err, p.Err())
 		}
-		t.Fatalf("%s: %v", p.name, err)
+		t.Fatalf("%s: %v", p.Name, err)
 	}
 	return addr
 }
@@ -63,46 +61,21 @@ func (p *process) listening(t *testing.T, within time.Duration) string {
 // kill sends SIGKILL (a crash: nothing is flushed) and waits for the exit.
 func (p *process) kill(t *testing.T) {
 	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not exit within 10s of SIGKILL", p.name)
+	if !p.Kill(10 * time.Second) {
+		t.Fatalf("%s did not exit within 10s of SIGKILL", p.Name)
 	}
 }
 
 // stop asks the process to end (SIGTERM), then kills it after 10s.
-func (p *process) stop(t *testing.T) {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+func (p *process) stop() { p.Stop(10 * time.Second) }
 
 // waitReady polls url until it answers 200, failing early if the process exits.
 func waitReady(t *testing.T, p *process, url string, timeout time.Duration) {
 	t.Helper()
 	var last string
-	eventually(t, timeout, p.name+" ready at "+url, func() bool {
-		if p.exited() {
-			t.Fatalf("%s exited before being ready: %v\n%s", p.name, p.err, p.out.String())
+	eventually(t, timeout, p.Name+" ready at "+url, func() bool {
+		if p.Exited() {
+			t.Fatalf("%s exited before being ready: %v\n%s", p.Name, p.Err(), p.out.String())
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

@@ -16,9 +16,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"time"
-	"unicode/utf8"
 
+	"github.com/indexima-exporter/indexima_exporter/internal/clip"
 	"github.com/indexima-exporter/indexima_exporter/poller"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -56,7 +57,7 @@ const MaxComment = 16 << 10
 const dateLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // LineOf makes the line of an event a node counted.
-func LineOf(n poller.NodeRef, c tracker.Counted) Line {
+func LineOf(n poller.NodeRef, c tracker.CountedEvent) Line {
 	l := Line{
 		ID:      ID(n, c),
 		Cluster: n.Cluster,
@@ -65,7 +66,7 @@ func LineOf(n poller.NodeRef, c tracker.Counted) Line {
 		Type:    c.Type,
 		Date:    time.UnixMilli(c.Date).UTC().Format(dateLayout),
 		DateMS:  c.Date,
-		Comment: cut(c.Comment, MaxComment),
+		Comment: clip.Prefix(c.Comment, MaxComment),
 	}
 	if c.HasDuration {
 		d := c.Duration
@@ -80,13 +81,13 @@ func LineOf(n poller.NodeRef, c tracker.Counted) Line {
 // DownNodeOf is the down node of a NODE_DOWN event as the lines give it
 // (Line.DownNode, Line.DownNodeNumber), for the pages that show the
 // events otherwise (/status).
-func DownNodeOf(c tracker.Counted) (name string, number *int) {
-	key := tracker.DownNodeKey(c.Comment)
+func DownNodeOf(c tracker.CountedEvent) (name string, number *int) {
+	key := tally.DownNodeKey(c.Comment)
 	name = c.DownNode
 	if name == "" {
 		name = key // (not named by the engine: a caller's own event)
 	}
-	if n, ok := tracker.NodeNumber(key); ok {
+	if n, ok := tally.NodeNumber(key); ok {
 		number = &n
 	}
 	return name, number
@@ -96,7 +97,7 @@ func DownNodeOf(c tracker.Counted) (name string, number *int) {
 // cluster and host:port of the node, not its label, which a reload may
 // change; the type, date, duration and comment; its place among identical
 // events at its millisecond), 128 bits in hex.
-func ID(n poller.NodeRef, c tracker.Counted) string {
+func ID(n poller.NodeRef, c tracker.CountedEvent) string {
 	// Most inputs fit in this array, on the stack: the input of a line per
 	// counted event need not be allocated.
 	var in [256]byte
@@ -104,21 +105,9 @@ func ID(n poller.NodeRef, c tracker.Counted) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// cut returns s cut to at most n bytes at a character boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
-}
-
 // idInput appends what ID hashes: each string length-prefixed, each
 // number 8 bytes, so that no two events give the same input.
-func idInput(b []byte, n poller.NodeRef, c tracker.Counted) []byte {
+func idInput(b []byte, n poller.NodeRef, c tracker.CountedEvent) []byte {
 	field := func(s string) {
 		b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
 		b = append(b, s...)

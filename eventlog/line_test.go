@@ -15,7 +15,7 @@ import (
 
 var (
 	ref   = poller.NodeRef{Cluster: "prod", Name: "core-1", Target: "core-1.example:9999"}
-	tload = tracker.Counted{Event: event.Event{Type: "TABLE_LOADED", Date: time.Date(2026, 3, 10, 12, 0, 20, 7_000_000, time.UTC).UnixMilli(),
+	tload = tracker.CountedEvent{Event: event.Event{Type: "TABLE_LOADED", Date: time.Date(2026, 3, 10, 12, 0, 20, 7_000_000, time.UTC).UnixMilli(),
 		Duration: 1500, HasDuration: true, Comment: "sales"}, Nth: 1}
 )
 
@@ -61,7 +61,7 @@ func TestLineOfAnEvent(t *testing.T) {
 // own when the comment is one; an event the engine did not name falls
 // back on the comment.
 func TestLineOfNodeDown(t *testing.T) {
-	down := tracker.Counted{Event: event.Event{Type: "NODE_DOWN", Date: tload.Date, HasDuration: true, Comment: "3"}, Nth: 1, DownNode: "core-3"}
+	down := tracker.CountedEvent{Event: event.Event{Type: "NODE_DOWN", Date: tload.Date, HasDuration: true, Comment: "3"}, Nth: 1, DownNode: "core-3"}
 	b, err := json.Marshal(LineOf(ref, down))
 	if err != nil {
 		t.Fatal(err)
@@ -94,18 +94,18 @@ func TestIDNamesTheEvent(t *testing.T) {
 	if again := ID(poller.NodeRef{Cluster: "prod", Name: "renamed", Target: ref.Target}, tload); again != base {
 		t.Errorf("a renamed node gives another id: %s, %s", again, base)
 	}
-	variants := map[string]func(n *poller.NodeRef, c *tracker.Counted){
-		"cluster":     func(n *poller.NodeRef, c *tracker.Counted) { n.Cluster = "test" },
-		"target":      func(n *poller.NodeRef, c *tracker.Counted) { n.Target = "core-2.example:9999" },
-		"type":        func(n *poller.NodeRef, c *tracker.Counted) { c.Type = "HYPER_INDEX_LOADED" },
-		"date":        func(n *poller.NodeRef, c *tracker.Counted) { c.Date++ },
-		"duration":    func(n *poller.NodeRef, c *tracker.Counted) { c.Duration++ },
-		"no duration": func(n *poller.NodeRef, c *tracker.Counted) { c.HasDuration = false; c.Duration = 0 },
-		"comment":     func(n *poller.NodeRef, c *tracker.Counted) { c.Comment += "x" },
-		"place":       func(n *poller.NodeRef, c *tracker.Counted) { c.Nth = 2 },
+	variants := map[string]func(n *poller.NodeRef, c *tracker.CountedEvent){
+		"cluster":     func(n *poller.NodeRef, c *tracker.CountedEvent) { n.Cluster = "test" },
+		"target":      func(n *poller.NodeRef, c *tracker.CountedEvent) { n.Target = "core-2.example:9999" },
+		"type":        func(n *poller.NodeRef, c *tracker.CountedEvent) { c.Type = "HYPER_INDEX_LOADED" },
+		"date":        func(n *poller.NodeRef, c *tracker.CountedEvent) { c.Date++ },
+		"duration":    func(n *poller.NodeRef, c *tracker.CountedEvent) { c.Duration++ },
+		"no duration": func(n *poller.NodeRef, c *tracker.CountedEvent) { c.HasDuration = false; c.Duration = 0 },
+		"comment":     func(n *poller.NodeRef, c *tracker.CountedEvent) { c.Comment += "x" },
+		"place":       func(n *poller.NodeRef, c *tracker.CountedEvent) { c.Nth = 2 },
 		// Fields are length-prefixed: moving a byte from one to the next
 		// is another event.
-		"split": func(n *poller.NodeRef, c *tracker.Counted) { n.Cluster, n.Target = "pro", "d"+n.Target },
+		"split": func(n *poller.NodeRef, c *tracker.CountedEvent) { n.Cluster, n.Target = "pro", "d"+n.Target },
 	}
 	seen := map[string]string{base: "base"}
 	for name, change := range variants {

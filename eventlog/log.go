@@ -48,7 +48,7 @@ const keptBuffer = 1 << 20
 // line, if longer), so that no write can exceed the rotation size.
 const chunkSize = 64 << 10
 
-// Log is an event log: Counted (a poller.EventSink) writes the lines of
+// Log is an event log: WriteEvents (a poller.EventWriter) writes the lines of
 // each poll's events at once; WhileWritten lets the state file be saved
 // only when every line was written.
 type Log struct {
@@ -79,7 +79,7 @@ type Log struct {
 	waiting           atomic.Int64  // lines pending
 }
 
-var _ poller.EventSink = (*Log)(nil)
+var _ poller.EventWriter = (*Log)(nil)
 
 // Open opens the log: a file is created if needed (mode 0644, less the
 // umask; rotated files keep its mode) and checked writable now, so that a
@@ -116,13 +116,13 @@ func newLog(path string, out io.Writer, closer io.Closer, o Options) *Log {
 	return l
 }
 
-// errFull is Counted's error when the pending lines are at their bound.
+// errFull is WriteEvents's error when the pending lines are at their bound.
 var errFull = fmt.Errorf("the event log cannot be written and holds %d lines already", MaxPending)
 
-// Counted writes the lines of a poll's events (poller.EventSink). A write
+// WriteEvents writes the lines of a poll's events (poller.EventWriter). A write
 // that fails keeps them pending, to be written first at the next attempt;
 // only when the pending lines are at their bound does it refuse them.
-func (l *Log) Counted(n poller.NodeRef, evs []tracker.Counted) error {
+func (l *Log) WriteEvents(n poller.NodeRef, evs []tracker.CountedEvent) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lines > 0 && l.lines+len(evs) > MaxPending {

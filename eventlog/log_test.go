@@ -47,10 +47,10 @@ func (w *flakyWriter) set(broken bool, partial int) {
 }
 
 // events makes n events of one poll, dated from date on.
-func events(n int, date int64) []tracker.Counted {
-	out := make([]tracker.Counted, n)
+func events(n int, date int64) []tracker.CountedEvent {
+	out := make([]tracker.CountedEvent, n)
 	for i := range out {
-		out[i] = tracker.Counted{Event: event.Event{Type: "HYPER_INDEX_LOADED", Date: date + int64(i), Duration: int64(i),
+		out[i] = tracker.CountedEvent{Event: event.Event{Type: "HYPER_INDEX_LOADED", Date: date + int64(i), Duration: int64(i),
 			HasDuration: true, Comment: fmt.Sprintf("index_%d", i)}, Nth: 1}
 	}
 	return out
@@ -83,10 +83,10 @@ func TestFailedWritesKeepTheLines(t *testing.T) {
 	w := &flakyWriter{}
 	l := newLog("", w, nil, Options{})
 	var want []string
-	poll := func(evs []tracker.Counted) {
+	poll := func(evs []tracker.CountedEvent) {
 		t.Helper()
-		if err := l.Counted(ref, evs); err != nil {
-			t.Fatalf("Counted: %v", err)
+		if err := l.WriteEvents(ref, evs); err != nil {
+			t.Fatalf("WriteEvents: %v", err)
 		}
 		for _, c := range evs {
 			want = append(want, ID(ref, c))
@@ -134,17 +134,17 @@ func TestPendingLinesAreBounded(t *testing.T) {
 	w.set(true, 0)
 	date := int64(0)
 	for l.Stats().Pending+500 <= MaxPending {
-		if err := l.Counted(ref, events(500, date)); err != nil {
+		if err := l.WriteEvents(ref, events(500, date)); err != nil {
 			t.Fatalf("refused at %d pending lines: %v", l.Stats().Pending, err)
 		}
 		date += 500
 	}
-	if err := l.Counted(ref, events(500, date)); err == nil {
+	if err := l.WriteEvents(ref, events(500, date)); err == nil {
 		t.Fatalf("%d lines pending: a poll of 500 more was taken", l.Stats().Pending)
 	}
 	pending := l.Stats().Pending
 	w.set(false, 0)
-	if err := l.Counted(ref, events(500, date)); err != nil {
+	if err := l.WriteEvents(ref, events(500, date)); err != nil {
 		t.Fatalf("writes work again: %v", err)
 	}
 	if st := l.Stats(); st.Pending != 0 || st.Written != uint64(pending)+500 {
@@ -172,7 +172,7 @@ func TestRotationBoundsTheFile(t *testing.T) {
 	var last string
 	for i := 0; l.Stats().Written*150 < 8*mib && i < 1000; i++ {
 		evs := events(1000, int64(i)*1000)
-		if err := l.Counted(ref, evs); err != nil {
+		if err := l.WriteEvents(ref, evs); err != nil {
 			t.Fatal(err)
 		}
 		last = ID(ref, evs[len(evs)-1])
@@ -228,7 +228,7 @@ func TestStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := events(2, 5)
-	if err := l.Counted(ref, evs); err != nil {
+	if err := l.WriteEvents(ref, evs); err != nil {
 		t.Fatal(err)
 	}
 	ids, bad := readLines(t, out.Bytes())
@@ -259,7 +259,7 @@ func TestRemovedFileIsStartedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Counted(ref, events(2, 0)); err != nil {
+	if err := l.WriteEvents(ref, events(2, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(path); err != nil {
@@ -270,7 +270,7 @@ func TestRemovedFileIsStartedAgain(t *testing.T) {
 		t.Fatal("the state file is not saved after the log file was removed")
 	}
 	evs := events(3, 100)
-	if err := l.Counted(ref, evs); err != nil {
+	if err := l.WriteEvents(ref, evs); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)

@@ -15,20 +15,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/indexima-exporter/indexima_exporter/internal/child"
 	"github.com/indexima-exporter/indexima_exporter/internal/testkit"
 )
 
 // process is one running indexima_exporter.
 type process struct {
+	*child.Process
 	t      *testing.T
-	cmd    *exec.Cmd
 	addr   string // 127.0.0.1:port
 	scheme string // http or https
 	client *http.Client
 	stderr *testkit.SyncBuffer
 	stdout *testkit.SyncBuffer
-	exited chan struct{}
-	err    error // exit error, once exited is closed
 }
 
 // startOpts tunes startExporter.
@@ -47,26 +46,22 @@ type startOpts struct {
 func startExporter(t *testing.T, o startOpts) *process {
 	t.Helper()
 	args := append([]string{"--web.listen-address=127.0.0.1:0"}, o.args...)
-	p := &process{t: t, scheme: "http", stderr: &testkit.SyncBuffer{}, stdout: &testkit.SyncBuffer{},
-		exited: make(chan struct{})}
+	p := &process{t: t, scheme: "http", stderr: &testkit.SyncBuffer{}, stdout: &testkit.SyncBuffer{}}
 	tr := &http.Transport{DisableKeepAlives: false, MaxIdleConnsPerHost: 16}
 	if o.tls != nil {
 		p.scheme = "https"
 		tr.TLSClientConfig = o.tls
 	}
 	p.client = &http.Client{Transport: tr, Timeout: 60 * time.Second}
-	p.cmd = exec.Command(exporterBinary(t), args...)
-	p.cmd.Stderr, p.cmd.Stdout = p.stderr, p.stdout
+	cmd := exec.Command(exporterBinary(t), args...)
+	cmd.Stderr, cmd.Stdout = p.stderr, p.stdout
 	if o.env != nil {
-		p.cmd.Env = append(os.Environ(), o.env...)
+		cmd.Env = append(os.Environ(), o.env...)
 	}
-	if err := p.cmd.Start(); err != nil {
+	var err error
+	if p.Process, err = child.Start("the exporter", cmd); err != nil {
 		t.Fatalf("starting the exporter: %v", err)
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
@@ -74,14 +69,12 @@ func startExporter(t *testing.T, o startOpts) *process {
 		}
 	})
 	// 60 s, as waitReady: a -race build on two cores starts slowly.
-	addr, err := testkit.WaitListening(p.stderr.String, p.exited, 60*time.Second)
+	addr, err := testkit.WaitListening(p.stderr.String, p.Done(), 60*time.Second)
 	if err != nil {
-		select {
-		case <-p.exited:
-			t.Fatalf("exporter not listening: %v (exit: %v)", err, p.err)
-		default:
-			t.Fatalf("exporter not listening: %v", err)
+		if p.Exited() {
+			t.Fatalf("exporter not listening: %v (exit: %v)", err, p.Err())
 		}
+		t.Fatalf("exporter not listening: %v", err)
 	}
 	p.addr = addr
 	if err := p.waitReady(o.user, o.pass); err != nil {
@@ -129,10 +122,8 @@ func (p *process) url(path string) string { return p.scheme + "://" + p.addr + p
 func (p *process) waitReady(user, pass string) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for i := 0; time.Now().Before(deadline) && i < 6000; i++ {
-		select {
-		case <-p.exited:
-			return fmt.Errorf("exited: %v", p.err)
-		default:
+		if p.Exited() {
+			return fmt.Errorf("exited: %v", p.Err())
 		}
 		req, _ := http.NewRequest(http.MethodGet, p.url("/-/ready"), nil)
 		if user != "" {
@@ -153,26 +144,12 @@ func (p *process) waitReady(user, pass string) error {
 
 // stop ends the process with SIGTERM (a clean shutdown), then SIGKILL if it
 // does not exit within 10 s.
-func (p *process) stop() {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	}
-}
+func (p *process) stop() { p.Stop(10 * time.Second) }
 
-// kill ends the process at once, as a crash would.
-func (p *process) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-}
+// kill ends the process at once, as a crash would, and waits for its exit
+// (a minute at most: a killed process exits at once, and a subtest may call
+// this, where p.t could not fail).
+func (p *process) kill() { p.Kill(time.Minute) }
 
 // get fetches path and returns status and body.
 func (p *process) get(path, user, pass string) (int, string, error) {
@@ -239,7 +216,7 @@ func (p *process) sighup() string {
 	p.t.Helper()
 	before := strings.Count(p.stderr.String(), "configuration reloaded") +
 		strings.Count(p.stderr.String(), "configuration refused")
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		p.t.Fatalf("SIGHUP: %v", err)
 	}
 	deadline := time.Now().Add(30 * time.Second)

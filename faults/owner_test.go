@@ -47,7 +47,7 @@ func TestOneProcessPerStateFile(t *testing.T) {
 			host, _ := os.Hostname()
 			want := fmt.Sprintf("indexima_exporter: --events.state-file: state file %q is in use by another process, pid %d on host %s, "+
 				"which holds the lock on %q: one process per state file; stop that process, or give this one a state file of its own\n",
-				state, first.cmd.Process.Pid, host, state+".lock")
+				state, first.Pid(), host, state+".lock")
 			if code != 1 || stderr != want {
 				t.Fatalf("second exporter: status %d, stderr\n %q\nwant 1 and one line\n %q", code, stderr, want)
 			}

@@ -8,9 +8,11 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
-// nodeAPI is the part of *apiclient.Client the poller uses. Keeping it
-// small lets the tracking logic be reasoned about (and tested) as a pure
-// state machine fed with listings.
+// nodeAPI is the part of *apiclient.Client the poller calls: the listings
+// and the count, which it hands to the counting engine as a tracker.Console
+// (nodeConsole), the info calls it makes itself, and the console's clock.
+// The counting logic is the engine's (tracker), tested there against
+// console models; the poller only drives it.
 type nodeAPI interface {
 	StreamListing(ctx context.Context, node apiclient.Node, q event.Query, h event.Handler) (apiclient.ListingInfo, error)
 	EventCount(ctx context.Context, node apiclient.Node, start, end int64) (int64, error)

@@ -21,15 +21,15 @@ var _ tracker.Console = nodeConsole{}
 
 // List hands the engine's query and handler to the client as they are:
 // both speak package event, so no event is copied on its way up.
-func (c nodeConsole) List(ctx context.Context, q event.Query, h event.Handler) (tracker.Info, error) {
+func (c nodeConsole) List(ctx context.Context, q event.Query, h event.Handler) (tracker.ListingInfo, error) {
 	info, err := c.api.StreamListing(ctx, c.node, q, h)
 	if err != nil {
 		if apiclient.IsBodyTooLarge(err) {
-			return tracker.Info{}, fmt.Errorf("%w: %w", tracker.ErrTooLarge, err)
+			return tracker.ListingInfo{}, fmt.Errorf("%w: %w", tracker.ErrTooLarge, err)
 		}
-		return tracker.Info{}, err
+		return tracker.ListingInfo{}, err
 	}
-	out := tracker.Info{Last: info.Last, HasLast: info.HasLast}
+	out := tracker.ListingInfo{Last: info.Last, HasLast: info.HasLast}
 	if now, _, ok := c.api.ConsoleClock(); ok {
 		out.Date, out.HasDate = now.UnixMilli(), true
 	}

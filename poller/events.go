@@ -7,17 +7,17 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
-// EventSink receives the events each poll counted, before the poll's state
+// EventWriter receives the events each poll counted, before the poll's state
 // (which holds them counted) is committed, so that a state the state store
-// saves never holds an event the sink was not given first. The events come
-// in date order. An error means the sink could not take them: the poll's
+// saves never holds an event the writer was not given first. The events come
+// in date order. An error means the writer could not take them: the poll's
 // state is then not committed (the node is down for that scrape) and the
 // next poll reads the same events again.
-type EventSink interface {
-	Counted(n NodeRef, events []tracker.Counted) error
+type EventWriter interface {
+	WriteEvents(n NodeRef, events []tracker.CountedEvent) error
 }
 
-// NodeRef names a node to an EventSink.
+// NodeRef names a node to an EventWriter.
 type NodeRef struct {
 	Cluster string // "" for the single unnamed cluster
 	Name    string // the node label's value
@@ -31,52 +31,34 @@ type NodeRef struct {
 const RecentEvents = 20
 
 // eventRing keeps a node's last RecentEvents counted events.
-type eventRing struct {
-	evs  []tracker.Counted // at most RecentEvents, a ring once full
-	next int               // where the next event goes once full
-}
+type eventRing struct{ ring[tracker.CountedEvent] }
 
-func (r *eventRing) add(evs []tracker.Counted) {
-	if len(evs) > RecentEvents {
-		evs = evs[len(evs)-RecentEvents:]
-	}
-	for _, e := range evs {
-		if len(r.evs) < RecentEvents {
-			r.evs = append(r.evs, e)
-			continue
-		}
-		r.evs[r.next] = e
-		r.next = (r.next + 1) % RecentEvents
-	}
-}
+func (r *eventRing) add(evs []tracker.CountedEvent) { r.ring.add(RecentEvents, evs...) }
 
 // newestFirst returns a copy of the events, the latest dated first (of two
 // at one millisecond, the later counted first): an event that became
 // visible late is counted after newer ones, and shown where its date puts
 // it.
-func (r *eventRing) newestFirst() []tracker.Counted {
-	out := make([]tracker.Counted, 0, len(r.evs))
-	for i := 1; i <= len(r.evs); i++ {
-		out = append(out, r.evs[(r.next-i+len(r.evs))%len(r.evs)])
-	}
-	slices.SortStableFunc(out, func(a, b tracker.Counted) int { return cmpDate(b, a) })
+func (r *eventRing) newestFirst() []tracker.CountedEvent {
+	out := r.ring.newestFirst()
+	slices.SortStableFunc(out, func(a, b tracker.CountedEvent) int { return cmpDate(b, a) })
 	return out
 }
 
-func cmpDate(a, b tracker.Counted) int { return cmp.Compare(a.Date, b.Date) }
+func cmpDate(a, b tracker.CountedEvent) int { return cmp.Compare(a.Date, b.Date) }
 
 // inDateOrder sorts a poll's counted events by date (stable: identical
 // events stay in the order of their places). Listings may come newest
 // first and a search reads older events after newer ones.
-func inDateOrder(evs []tracker.Counted) {
+func inDateOrder(evs []tracker.CountedEvent) {
 	slices.SortStableFunc(evs, cmpDate)
 }
 
-// errEventSink is the error of a poll whose events the sink refused.
-type errEventSink struct{ err error }
+// errEventWriter is the error of a poll whose events the writer refused.
+type errEventWriter struct{ err error }
 
-func (e *errEventSink) Error() string {
+func (e *errEventWriter) Error() string {
 	return "the counted events could not be handed to the event log, so the poll is not applied (read again by the next poll): " + e.err.Error()
 }
 
-func (e *errEventSink) Unwrap() error { return e.err }
+func (e *errEventWriter) Unwrap() error { return e.err }

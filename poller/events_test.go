@@ -23,7 +23,7 @@ func TestEventRingKeepsTheLatestDatedFirst(t *testing.T) {
 	// dated before the first poll's.
 	date := int64(1000)
 	for i := 0; i < RecentEvents; i++ {
-		evs := []tracker.Counted{{Event: event.Event{Type: "A", Date: date}}, {Event: event.Event{Type: "B", Date: date + 1}},
+		evs := []tracker.CountedEvent{{Event: event.Event{Type: "A", Date: date}}, {Event: event.Event{Type: "B", Date: date + 1}},
 			{Event: event.Event{Type: "C", Date: date + 2}}}
 		if i == 1 {
 			evs[0].Date = 10 // late
@@ -45,9 +45,9 @@ func TestEventRingKeepsTheLatestDatedFirst(t *testing.T) {
 		}
 	}
 	// A poll of more events than the ring holds keeps its latest.
-	var many []tracker.Counted
+	var many []tracker.CountedEvent
 	for i := 0; i < RecentEvents+7; i++ {
-		many = append(many, tracker.Counted{Event: event.Event{Type: "M", Date: date + int64(i)}})
+		many = append(many, tracker.CountedEvent{Event: event.Event{Type: "M", Date: date + int64(i)}})
 	}
 	r.add(many)
 	got := r.newestFirst()
@@ -56,17 +56,17 @@ func TestEventRingKeepsTheLatestDatedFirst(t *testing.T) {
 	}
 }
 
-// recordingSink is an EventSink that keeps what it is given and fails on
+// recordingSink is an EventWriter that keeps what it is given and fails on
 // demand; it checks that the node's committed state does not hold the
 // events yet (they are handed out before the commit).
 type recordingSink struct {
 	e    *env
 	mu   sync.Mutex
 	fail error
-	got  map[string][]tracker.Counted // by node name
+	got  map[string][]tracker.CountedEvent // by node name
 }
 
-func (s *recordingSink) Counted(n NodeRef, evs []tracker.Counted) error {
+func (s *recordingSink) WriteEvents(n NodeRef, evs []tracker.CountedEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	counted := uint64(0)
@@ -96,7 +96,7 @@ func (s *recordingSink) Counted(n NodeRef, evs []tracker.Counted) error {
 // node down, reason other), and the next poll gives the same events again,
 // with the same places.
 func TestEventSinkGetsEveryCountedEventOnce(t *testing.T) {
-	sink := &recordingSink{got: map[string][]tracker.Counted{}}
+	sink := &recordingSink{got: map[string][]tracker.CountedEvent{}}
 	e := newEnv(t, simulator.Config{Rate: 0.5}, 2, Options{Events: sink})
 	sink.e = e
 	e.poll() // first contact: nothing counted

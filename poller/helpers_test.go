@@ -102,7 +102,7 @@ func (e *env) pollNodes() map[string]Result {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultScrapeBudget)
 	defer cancel()
 	nodes := e.allNodes()
-	res := e.p.Poll(ctx, nodes, InfoCalls{Version: true})
+	res := e.p.PollNodes(ctx, nodes, InfoCalls{Version: true})
 	out := map[string]Result{}
 	for i, n := range nodes {
 		out[n.Name()] = res[i]

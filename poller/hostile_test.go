@@ -123,7 +123,7 @@ func TestHostileHeadsEndAsOneFailedPoll(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			before := heapAllocated()
-			res := p.Poll(ctx, p.Current().Clusters[0].Nodes, InfoCalls{})
+			res := p.PollNodes(ctx, p.Current().Clusters[0].Nodes, InfoCalls{})
 			grew := heapAllocated() - before
 			if len(res) != 1 || res[0].Err == nil {
 				t.Fatalf("the poll succeeded: %+v", res)

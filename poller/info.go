@@ -10,6 +10,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/internal/clip"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -31,8 +32,8 @@ type Info struct {
 	columns columnsCache
 }
 
-// Version is the node's answer to get/version, made a label value; "" until
-// a call succeeded.
+// Version is the node's answer to get/version, as clip.Text makes it (at
+// most maxVersionBytes); "" until a call succeeded.
 func (i Info) Version() string { return i.version.version }
 
 // Columns returns the column count of each loaded table whose count is
@@ -46,6 +47,10 @@ func (i Info) Columns() map[string]int {
 	}
 	return out
 }
+
+// maxVersionBytes bounds the version a node keeps, whatever its console
+// answers: it is a label value of every scrape and a line of /status.
+const maxVersionBytes = 128
 
 // retryAfterFailure is the shortest wait before an info call that failed is
 // tried again (a broken endpoint must not add a call to every poll).
@@ -95,9 +100,9 @@ func (c versionCache) refresh(ctx context.Context, api nodeAPI, node apiclient.N
 	if err != nil {
 		return c, err
 	}
-	v := tracker.SanitizeLabel(info.Version)
+	v := clip.Text(info.Version, maxVersionBytes)
 	if v == "" {
-		v = tracker.SanitizeLabel(info.Raw) // shape not understood: show what the node said
+		v = clip.Text(info.Raw, maxVersionBytes) // shape not understood: show what the node said
 	}
 	if v == "" {
 		v = "unknown"

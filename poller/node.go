@@ -3,6 +3,7 @@ package poller
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -78,7 +79,7 @@ func (n *NodeRuntime) Name() string {
 func (n *NodeRuntime) Committed() Committed {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return Committed{State: n.state, Info: n.info, LastPoll: n.lastPoll, Failures: cloneFailures(n.failures)}
+	return Committed{State: n.state, Info: n.info, LastPoll: n.lastPoll, Failures: maps.Clone(n.failures)}
 }
 
 // nodeLogger returns the node's logger, made once per name (a reload may
@@ -174,19 +175,19 @@ func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 	}
 	if st != nil && len(rep.Events) > 0 {
 		inDateOrder(rep.Events)
-		if sink := p.opts.Events; sink != nil {
-			if serr := sink.Counted(ref, rep.Events); serr != nil {
+		if w := p.opts.Events; w != nil {
+			if serr := w.WriteEvents(ref, rep.Events); serr != nil {
 				// Not committed: a state the store saves must not hold
 				// events the log never got; the next poll counts them again.
 				st = nil
-				res = Result{Err: &errEventSink{serr}, ConsoleAnswered: true, Reason: ReasonOther}
+				res = Result{Err: &errEventWriter{serr}, ConsoleAnswered: true, Reason: ReasonOther}
 				level.Warn(logger).Log("msg", "event poll not applied: the event log cannot take its events; the next poll reads them again", "events", len(rep.Events), "err", serr)
 			}
 		}
 	}
 	if rep.Searched {
 		level.Debug(logger).Log("msg", "looked for events the count says are missing", "deficit", rep.Deficit,
-			"calls", rep.Calls, "counted", rep.Counted, "incomplete", rep.Incomplete)
+			"calls", rep.Calls, "counted", rep.EventsCounted, "incomplete", rep.Incomplete)
 	}
 	dur := time.Since(start)
 	<-p.sem
@@ -197,7 +198,7 @@ func (n *NodeRuntime) poll(ctx context.Context, want InfoCalls) Result {
 // finish commits a poll's outcome (its state and the events it counted, when
 // st is set), records it for the status page and wakes the scrapes that
 // share it.
-func (n *NodeRuntime) finish(c *pollCall, st *tracker.State, info Info, evs []tracker.Counted, res Result, dur time.Duration, rec PollRecord) {
+func (n *NodeRuntime) finish(c *pollCall, st *tracker.State, info Info, evs []tracker.CountedEvent, res Result, dur time.Duration, rec PollRecord) {
 	n.mu.Lock()
 	n.recent.add(rec)
 	if st != nil {
@@ -247,12 +248,4 @@ func consoleAnswered(err error) bool {
 		return true
 	}
 	return ae.Kind != apiclient.KindConsoleUnreachable && ae.Kind != apiclient.KindBadCredentials
-}
-
-func cloneFailures(m map[string]uint64) map[string]uint64 {
-	c := make(map[string]uint64, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }

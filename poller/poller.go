@@ -7,6 +7,7 @@ import (
 	"github.com/go-kit/log"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -41,7 +42,7 @@ type Options struct {
 	LookBackCalls int
 	// Events, when set, is given each poll's counted events before the
 	// poll is committed (the event log).
-	Events EventSink
+	Events EventWriter
 }
 
 // DefaultConcurrency is the default bound of the nodes polled at once. A
@@ -95,7 +96,7 @@ func (m nodeNumbers) name(key string) string {
 	if len(m) == 0 {
 		return key
 	}
-	n, ok := tracker.NodeNumber(key)
+	n, ok := tally.NodeNumber(key)
 	if !ok {
 		return key
 	}
@@ -142,7 +143,7 @@ func New(opts Options) *Poller {
 		opts:   opts,
 		logger: opts.Logger,
 		engine: tracker.Options{Window: opts.LateWindow, LookBack: opts.LookBack, LookBackCalls: opts.LookBackCalls,
-			Limits: tracker.Limits{MaxLabelValues: opts.MaxLabelValues, MaxEventTypes: opts.MaxEventTypes}, HandOut: handOut},
+			Limits: tally.Limits{MaxNames: opts.MaxLabelValues, MaxEventTypes: opts.MaxEventTypes}, HandOut: handOut},
 		sem: make(chan struct{}, opts.Concurrency),
 		set: &Set{},
 	}

@@ -1,9 +1,11 @@
 package poller
 
 import (
+	"maps"
 	"sort"
 	"time"
 
+	"github.com/indexima-exporter/indexima_exporter/tally"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
@@ -18,9 +20,9 @@ type PollRecord struct {
 	Start    time.Time     // when the poll began (the exporter's clock)
 	Duration time.Duration // until its outcome was committed
 	Calls    int           // console calls the counting engine made (the version and columns refreshes aside)
-	// Counted is the number of events the poll counted and applied: 0 when
+	// EventsCounted is the number of events the poll counted and applied: 0 when
 	// nothing of the poll was applied (a failed poll).
-	Counted int
+	EventsCounted int
 	// FirstContact is set for the poll that took the node's baseline.
 	FirstContact bool
 	// Searched and Incomplete: the poll looked for events the count said
@@ -37,27 +39,11 @@ type PollRecord struct {
 // Up tells whether the poll succeeded (indexima_up 1).
 func (r PollRecord) Up() bool { return r.Reason == "" && r.Error == "" }
 
-// pollRing keeps the last RecentPolls records of a node.
-type pollRing struct {
-	recs [RecentPolls]PollRecord
-	next int // where the next record goes
-	n    int // records held, at most RecentPolls
-}
+// pollRing keeps the last RecentPolls records of a node (newestFirst: the
+// newest first).
+type pollRing struct{ ring[PollRecord] }
 
-func (r *pollRing) add(rec PollRecord) {
-	r.recs[r.next] = rec
-	r.next = (r.next + 1) % RecentPolls
-	r.n = min(r.n+1, RecentPolls)
-}
-
-// newestFirst returns a copy of the records, the newest first.
-func (r *pollRing) newestFirst() []PollRecord {
-	out := make([]PollRecord, 0, r.n)
-	for i := 1; i <= r.n; i++ {
-		out = append(out, r.recs[(r.next-i+RecentPolls)%RecentPolls])
-	}
-	return out
-}
+func (r *pollRing) add(rec PollRecord) { r.ring.add(RecentPolls, rec) }
 
 // ClusterStatus is one configured cluster and the status of its nodes.
 type ClusterStatus struct {
@@ -83,10 +69,10 @@ type NodeStatus struct {
 	// the fields below are meaningful only then.
 	Contacted bool
 	Since     time.Time // when counting began; zero when not known
-	// Counted is the sum of indexima_events_total over the event types;
+	// CountedTotal is the sum of indexima_events_total over the event types;
 	// Reported the console's own number of events since first contact
 	// (indexima_events_reported_total).
-	Counted, Reported uint64
+	CountedTotal, Reported uint64
 	// Semantics is what the console's event/count counts, as detected
 	// (completed, includes_running, unknown).
 	Semantics string
@@ -106,7 +92,7 @@ type NodeStatus struct {
 	ClusterState string
 	// Events are the node's latest counted events (at most RecentEvents),
 	// the latest dated first; kept in memory since the exporter started.
-	Events []tracker.Counted
+	Events []tracker.CountedEvent
 }
 
 // Last is the latest poll; ok is false before the first.
@@ -145,7 +131,7 @@ func (p *Poller) Status() []ClusterStatus {
 func (n *NodeRuntime) status() NodeStatus {
 	n.mu.Lock()
 	s := NodeStatus{Cluster: n.cluster, Name: n.name, Target: n.target.String(),
-		Polls: n.recent.newestFirst(), Failures: cloneFailures(n.failures), Events: n.events.newestFirst()}
+		Polls: n.recent.newestFirst(), Failures: maps.Clone(n.failures), Events: n.events.newestFirst()}
 	st := n.state // committed states are never modified: read it unlocked
 	n.mu.Unlock()
 	if st == nil || !st.Contacted {
@@ -156,7 +142,7 @@ func (n *NodeRuntime) status() NodeStatus {
 		s.Since = time.UnixMilli(st.Since)
 	}
 	for _, c := range st.Events {
-		s.Counted += c
+		s.CountedTotal += c
 	}
 	s.Reported = st.Reported
 	s.Semantics = string(st.Semantics.Detected())
@@ -174,7 +160,7 @@ func (n *NodeRuntime) status() NodeStatus {
 	}
 	s.ClusterState = st.Phase.Value
 	if s.ClusterState == "" {
-		s.ClusterState = tracker.StateUnknown
+		s.ClusterState = tally.StateUnknown
 	}
 	return s
 }
@@ -194,7 +180,7 @@ func pollRecord(start time.Time, dur time.Duration, rep tracker.Report, firstCon
 	rec := PollRecord{Start: start, Duration: dur, Calls: rep.Calls, FirstContact: firstContact,
 		Searched: rep.Searched, Incomplete: rep.Incomplete, Reason: res.Reason}
 	if applied {
-		rec.Counted = rep.Counted
+		rec.EventsCounted = rep.EventsCounted
 	}
 	if res.Err != nil {
 		rec.Error = res.Err.Error()

@@ -38,7 +38,7 @@ func TestStatusFollowsThePolls(t *testing.T) {
 	e.poll() // first contact
 	st := e.p.Status()[0].Nodes[0]
 	last, ok := st.Last()
-	if !ok || !last.Up() || !last.FirstContact || last.Calls == 0 || last.Counted != 0 || !st.Contacted || st.Since.IsZero() {
+	if !ok || !last.Up() || !last.FirstContact || last.Calls == 0 || last.EventsCounted != 0 || !st.Contacted || st.Since.IsZero() {
 		t.Fatalf("after first contact: %+v", st)
 	}
 
@@ -50,7 +50,7 @@ func TestStatusFollowsThePolls(t *testing.T) {
 	e.poll()
 	st = e.p.Status()[0].Nodes[0]
 	last, _ = st.Last()
-	if !last.Up() || last.FirstContact || last.Counted != 3 || len(st.Polls) != 2 {
+	if !last.Up() || last.FirstContact || last.EventsCounted != 3 || len(st.Polls) != 2 {
 		t.Fatalf("second poll: %+v (polls %d)", last, len(st.Polls))
 	}
 	committed := e.state(node)
@@ -58,8 +58,8 @@ func TestStatusFollowsThePolls(t *testing.T) {
 	for _, c := range committed.Events {
 		counted += c
 	}
-	if st.Counted != counted || st.Reported != committed.Reported {
-		t.Errorf("status counted %d reported %d; committed state counted %d reported %d", st.Counted, st.Reported,
+	if st.CountedTotal != counted || st.Reported != committed.Reported {
+		t.Errorf("status counted %d reported %d; committed state counted %d reported %d", st.CountedTotal, st.Reported,
 			counted, committed.Reported)
 	}
 	if st.Cursor.UnixMilli() != committed.Cursor {
@@ -76,7 +76,7 @@ func TestStatusFollowsThePolls(t *testing.T) {
 	e.poll()
 	st = e.p.Status()[0].Nodes[0]
 	last, _ = st.Last()
-	if last.Up() || last.Reason == "" || !strings.Contains(last.Error, "502") || last.Counted != 0 || st.Failures[last.Reason] != 1 {
+	if last.Up() || last.Reason == "" || !strings.Contains(last.Error, "502") || last.EventsCounted != 0 || st.Failures[last.Reason] != 1 {
 		t.Fatalf("failed poll: %+v, failures %v", last, st.Failures)
 	}
 	if other := e.p.Status()[0].Nodes[1]; len(other.Polls) != 3 || !other.Polls[0].Up() {

@@ -5,9 +5,9 @@
 #
 #   VULNDB             the database directory, in the v1 layout that
 #                      `govulncheck -db file://...` reads (index/, ID/);
-#                      default: shared/vulndb beside the repository or in one
-#                      of its parents (../shared/vulndb on the build
-#                      machines), else /work/shared/vulndb
+#                      default: vulndb in the tools cache,
+#                      $HOME/.cache/indexima_exporter/vulndb (a copy, or a
+#                      link to the machine's copy)
 #   INDEXIMA_TOOLS_BIN where scripts/install-test-deps.sh put govulncheck
 #
 # Fails on a vulnerability that our code reaches (govulncheck's symbol
@@ -20,19 +20,9 @@ cd "$(dirname "$0")/.."
 
 WANT_VERSION=v1.9.0 # the version scripts/install-test-deps.sh installs
 TOOLS_BIN="${INDEXIMA_TOOLS_BIN:-$HOME/.cache/indexima_exporter/tools/bin}"
-# default_db finds the offline copy beside the repository or higher up (a
-# clean clone made elsewhere still finds the machine's copy).
-default_db() {
-	local d
-	for d in .. ../.. ../../.. /work; do
-		if [ -f "$d/shared/vulndb/index/db.json" ]; then
-			echo "$d/shared/vulndb"
-			return
-		fi
-	done
-	echo ../shared/vulndb
-}
-DB="${VULNDB:-$(default_db)}"
+# The default copy is in the cache the test tools live in, not in or beside
+# the repository: a clone made anywhere on the machine finds it.
+DB="${VULNDB:-$HOME/.cache/indexima_exporter/vulndb}"
 
 log() { printf 'vulncheck: %s\n' "$*"; }
 
@@ -61,7 +51,7 @@ if [ "$have" != "$WANT_VERSION" ]; then
 fi
 
 if [ ! -f "$DB/index/db.json" ] || [ ! -d "$DB/ID" ]; then
-	missing "no vulnerability database at $DB (want its index/db.json and ID/); set VULNDB to the directory of an offline copy"
+	missing "no vulnerability database at $DB (want its index/db.json and ID/); put an offline copy there (or a link to one), or set VULNDB to its directory"
 fi
 db=$(cd "$DB" && pwd)
 # The copy's date is in its README (its index records none).

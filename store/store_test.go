@@ -8,12 +8,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/indexima-exporter/indexima_exporter/tally"
 	"github.com/indexima-exporter/indexima_exporter/tracker"
 )
 
 func state(cursor int64) *tracker.State {
 	return &tracker.State{Contacted: true, Cursor: cursor, Floor: cursor - 10, Origin: cursor - 10,
-		Tally: tracker.Tally{Events: map[string]uint64{"TABLE_LOADED": uint64(cursor)}}}
+		Tally: tally.Tally{Events: map[string]uint64{"TABLE_LOADED": uint64(cursor)}}}
 }
 
 // open opens the store at path, closed at the end of the test.

@@ -52,7 +52,7 @@ func (st *State) abandonedIn(lo, hi int64) int64 {
 // vanishedIn counts the running events the engine waits for that the
 // listing s no longer shows running, dated in [lo, hi]: they left the
 // runnings but are not seen completed yet (vanished.go looks for them).
-func (st *State) vanishedIn(lo, hi int64, s *sink) int64 {
+func (st *State) vanishedIn(lo, hi int64, s *listingReader) int64 {
 	if s.inherit {
 		return 0 // a listing that shows no running events tells none left
 	}

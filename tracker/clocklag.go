@@ -131,7 +131,7 @@ func (c *shownClock) noteNotBefore(t int64) {
 // time (counted now, whether it was seen running before or not): its
 // completion, when it has a duration; its start otherwise (an upper bound
 // only).
-func (s *sink) shownCompleted(e event.Event) {
+func (s *listingReader) shownCompleted(e event.Event) {
 	if !s.sinceSet {
 		return // not a poll's lastevents listing (a page, a search, a look-up)
 	}
@@ -154,7 +154,7 @@ func (s *sink) shownCompleted(e event.Event) {
 // if it may be an event shown before, running again (a node whose clock
 // went back, in the simulator): it must be after every date shown before,
 // or at a millisecond where no completed event is known.
-func (s *sink) shownRunning(date int64) {
+func (s *listingReader) shownRunning(date int64) {
 	if !s.sinceSet {
 		return
 	}
@@ -173,7 +173,7 @@ func (s *sink) shownRunning(date int64) {
 // was whole: a lastevents listing (not a page) that was not cut, whose
 // count showed nothing missing, at no cap. callMS is how long the listing
 // took, from the request to the end of its answer.
-func (p *pollRun) learnLag(st *State, s *sink, info Info, from, callMS int64, whole bool) {
+func (p *pollRun) learnLag(st *State, s *listingReader, info ListingInfo, from, callMS int64, whole bool) {
 	l := &st.Lateness
 	callMS = max(callMS, 0)
 	if !info.HasDate {

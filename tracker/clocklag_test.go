@@ -47,7 +47,7 @@ func (c *wallConsole) shown(since int64, e wallEvent) (completed, running bool) 
 	return e.end <= c.wall, c.running && e.end > c.wall
 }
 
-func (c *wallConsole) List(_ context.Context, q event.Query, h event.Handler) (Info, error) {
+func (c *wallConsole) List(_ context.Context, q event.Query, h event.Handler) (ListingInfo, error) {
 	var reqs, runs []event.Event
 	lo, hi := q.Since, int64(maxInt64)
 	if !q.IsSince() {
@@ -71,16 +71,16 @@ func (c *wallConsole) List(_ context.Context, q event.Query, h event.Handler) (I
 	}
 	for _, e := range reqs {
 		if err := h.Event(e); err != nil {
-			return Info{}, err
+			return ListingInfo{}, err
 		}
 	}
 	for _, e := range runs {
 		if err := h.Running(e); err != nil {
-			return Info{}, err
+			return ListingInfo{}, err
 		}
 	}
 	date := c.consoleNow() / 1000 * 1000
-	return Info{Date: date, HasDate: true}, nil
+	return ListingInfo{Date: date, HasDate: true}, nil
 }
 
 func (c *wallConsole) Count(_ context.Context, start, end int64) (int64, error) {

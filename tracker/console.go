@@ -7,8 +7,8 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
-// Info is what a listing says besides its events.
-type Info struct {
+// ListingInfo is what a listing says besides its events.
+type ListingInfo struct {
 	// Last is the listing's `last`, Unix milliseconds (HasLast). The
 	// specification calls it "the timestamp of the current listing" and no
 	// more: a node's clock, the console's, the newest event returned or the
@@ -27,7 +27,7 @@ type Info struct {
 // satisfies it (through a small adapter naming the node); the tests use
 // console models in-process.
 type Console interface {
-	List(ctx context.Context, q event.Query, h event.Handler) (Info, error)
+	List(ctx context.Context, q event.Query, h event.Handler) (ListingInfo, error)
 	// Count is get/event/count/:start/:end: the events "starting between
 	// :start and :end". Whether the bounds are included, and whether
 	// running events are, is the console's choice; the engine finds out.

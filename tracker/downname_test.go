@@ -18,7 +18,7 @@ type downReads struct {
 	reads map[int64]int // by date
 }
 
-func (c *downReads) List(ctx context.Context, q event.Query, h event.Handler) (Info, error) {
+func (c *downReads) List(ctx context.Context, q event.Query, h event.Handler) (ListingInfo, error) {
 	return c.Console.List(ctx, q, downCounter{h, c.reads})
 }
 
@@ -247,7 +247,7 @@ func TestRelearnCutByTheDeadlineStands(t *testing.T) {
 	}
 	// The dates lost (as Repair drops them beyond the label bound).
 	st = st.Clone()
-	st.ownDown()
+	st.OwnDown()
 	st.NodeDownLast, st.RelearnNodeDown = nil, true
 	clock.Advance(time.Second)
 	ctx, cancel := context.WithCancel(context.Background())

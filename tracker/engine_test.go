@@ -289,7 +289,7 @@ func (sc scenario) run(t testing.TB) outcome {
 	// clear tells a poll whose view the engine can act on: whole, and the
 	// node's clock not behind where it was (a rewind hides what was read).
 	markDone := func(now int64, clear bool) {
-		visible, counted := sim.Visible(node), sim.Counted(node)
+		visible, counted := sim.Visible(node), sim.Countable(node)
 		for _, e := range sim.Truth(node) {
 			if !(e.Seq > baseSeq || e.CompletedAt > base) {
 				continue
@@ -371,7 +371,7 @@ func (sc scenario) run(t testing.TB) outcome {
 		}
 		if counted := sum(st.Events); st.Reported > max(counted, countable) {
 			if *debugSeed != 0 {
-				cnt := sim.Counted(node)
+				cnt := sim.Countable(node)
 				for _, e := range sim.Truth(node) {
 					if cnt[e.Seq] && e.Date >= st.Floor && st.Known.count(kEntry{e.Date, fingerprint(toEvent(e, true))}) == 0 {
 						key := pendingKey(e.Type, e.Date, e.Comment)
@@ -729,7 +729,7 @@ type handedKey struct {
 // counted and against the truth: as many of each type as the counters
 // moved, none handed out before (by event and place), each one of the
 // node's events (its place no higher than the identical events logged).
-func checkHandedOut(t testing.TB, sc scenario, old, next *State, evs []Counted, handed map[handedKey]bool, truth []simulator.Event) {
+func checkHandedOut(t testing.TB, sc scenario, old, next *State, evs []CountedEvent, handed map[handedKey]bool, truth []simulator.Event) {
 	t.Helper()
 	moved := map[string]int64{}
 	for typ, n := range next.Events {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/indexima-exporter/indexima_exporter/event"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // recentMS is how far before the console's clock the first listing of a
@@ -74,14 +75,14 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	// listing capped short of the events of a node whose clock runs ahead
 	// must not leave them to be counted at the next poll.
 	end := now + lookaheadMS
-	s := p.newSink(st, modeBaseline)
+	s := p.newReader(st, modeBaseline)
 	if _, err := p.con.List(ctx, event.Since(now-recentMS), s); err != nil {
 		if !errors.Is(err, ErrTooLarge) {
 			return err
 		}
 		// A node far ahead of the console: its recent events are read by
 		// the pages instead.
-		s = p.newSink(st, modeBaseline)
+		s = p.newReader(st, modeBaseline)
 	} else {
 		s.end()
 		s.commitRunnings()
@@ -89,7 +90,7 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	setWindow()
 
 	limit := lookBackLimit
-	var reset sink // carries the state reset found across pages
+	var reset listingReader // carries the state reset found across pages
 	covered, read := false, s.reqs
 	// suspect is a millisecond a page held alone, fewer events than asked:
 	// whole, unless the next page shows that older events exist (a console
@@ -97,7 +98,7 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	var suspect int64
 	suspectSet := false
 	for calls := 1; calls < p.o.LookBackCalls; calls++ {
-		ps := p.newSink(st, modeBaseline)
+		ps := p.newReader(st, modeBaseline)
 		ps.resetAt, ps.resetSet = reset.resetAt, reset.resetSet
 		if _, err := p.con.List(ctx, event.Range(event.Desc, lbFrom, end, limit), ps); err != nil {
 			if ctx.Err() == nil {
@@ -182,13 +183,13 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	if st.Events == nil {
 		st.Events = map[string]uint64{}
 	}
-	for _, t := range KnownTypes {
+	for _, t := range event.KnownTypes {
 		st.Events[t] += 0
 	}
 	st.Check.LastFull = st.refClock()
 	state := st.Phase.Value
 	if !reset.resetSet {
-		state = StateUnknown + " (no cluster start, init or stop within the look-back)"
+		state = tally.StateUnknown + " (no cluster start, init or stop within the look-back)"
 	}
 	level.Info(p.o.Logger).Log("msg", "first contact: baseline taken, counting starts now", "cursor", st.Cursor,
 		"console_clock", now, "events_read", read, "known_in_window", len(st.Known.entries), "running", s.runnings,

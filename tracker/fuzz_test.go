@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // A node's state is read from the state file at every start: whatever it
@@ -45,7 +46,7 @@ func FuzzReadState(f *testing.F) {
 		if err := json.Unmarshal(data, &st); err != nil {
 			return
 		}
-		st.Repair(Limits{MaxLabelValues: 50, MaxEventTypes: 8})
+		st.Repair(tally.Limits{MaxNames: 50, MaxEventTypes: 8})
 		clock := simulator.NewManualClock(testEpoch.Add(3 * time.Minute))
 		sim := simulator.New(simulator.Config{Clock: clock, Seed: 21, Rate: 2, Nodes: []simulator.NodeConfig{{Host: "core-1"}}})
 		con := newSimConsole(sim, sim.Nodes()[0])

@@ -38,7 +38,7 @@ func (p *pollRun) allowance(st *State) int64 {
 
 // noteConsoleClock records the console's clock of a poll's listing, or
 // the exporter's when the console shows none.
-func (p *pollRun) noteConsoleClock(st *State, info Info) {
+func (p *pollRun) noteConsoleClock(st *State, info ListingInfo) {
 	now := p.o.Now().UnixMilli()
 	if info.HasDate {
 		now = info.Date
@@ -52,7 +52,7 @@ func (p *pollRun) noteConsoleClock(st *State, info Info) {
 // node whose clock stepped back dates its new events behind the cursor for
 // a while, and the count of the window finds them (lateness.go learns how
 // far back to list).
-func (p *pollRun) advance(st *State, s *sink, info Info, c0 int64) {
+func (p *pollRun) advance(st *State, s *listingReader, info ListingInfo, c0 int64) {
 	cand := c0
 	if p.newestSet {
 		cand = max(cand, p.newest)

@@ -2,11 +2,11 @@ package tracker
 
 import "github.com/indexima-exporter/indexima_exporter/event"
 
-// Counted is one event a poll counted, handed out in its Report so that the
+// CountedEvent is one event a poll counted, handed out in its Report so that the
 // caller can keep or write the event itself, not only the counters: the
 // engine counts each event exactly once, so each is handed out once, by the
 // poll whose state holds it.
-type Counted struct {
+type CountedEvent struct {
 	event.Event
 	// Nth tells identical events (same type, date, duration and comment)
 	// apart: this one is the Nth of them at its millisecond, 1 for the
@@ -34,12 +34,12 @@ func (st *State) handOut(e event.Event, nth int, down string, keep int) {
 		clear(st.counted[n:])
 		st.counted = st.counted[:n]
 	}
-	st.counted = append(st.counted, Counted{Event: e, Nth: nth, DownNode: down})
+	st.counted = append(st.counted, CountedEvent{Event: e, Nth: nth, DownNode: down})
 }
 
 // takeCounted returns the events counted into the state (the latest keep
 // of them) and forgets them, so that a committed state holds none.
-func (st *State) takeCounted(keep int) []Counted {
+func (st *State) takeCounted(keep int) []CountedEvent {
 	c := st.counted
 	if keep >= 0 && len(c) > keep {
 		c = c[len(c)-keep:]

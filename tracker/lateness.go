@@ -2,8 +2,10 @@ package tracker
 
 // Lateness is what the engine learned of how late a node's events become
 // visible, and of its clock against the console's. Both are kept per
-// 10-minute slot of the cursor's time over the last hour, so they follow a
-// node that changes (a clock fixed, a quiet night).
+// 10-minute slot of the reference clock (State.refClock: the console's
+// clock at the latest poll, the cursor until a poll has set it) over the
+// last hour, so they follow a node that changes (a clock fixed, a quiet
+// night).
 type Lateness struct {
 	// Need holds per slot the largest "need": how far behind the previous
 	// cursor a new event was dated when it was found, not having been seen
@@ -47,9 +49,10 @@ func slotOf(t int64) int64 {
 	return t / slotMS
 }
 
-// noteNeed records that an event was found need ms behind the cursor.
-func (l *Lateness) noteNeed(cursor, need int64) {
-	s := slotOf(cursor)
+// noteNeed records, in the slot of ref (State.refClock), that an event was
+// found need ms behind the cursor.
+func (l *Lateness) noteNeed(ref, need int64) {
+	s := slotOf(ref)
 	v := &l.Need[int(s%lateSlots+lateSlots)%lateSlots]
 	if !v.Set || v.Slot != s {
 		*v = slotValue{Slot: s, V: need, Set: true}
@@ -58,9 +61,10 @@ func (l *Lateness) noteNeed(cursor, need int64) {
 	}
 }
 
-// noteDuration records the longest duration of a listing's events.
-func (l *Lateness) noteDuration(cursor, d int64) {
-	s := slotOf(cursor)
+// noteDuration records the longest duration of a listing's events, in the
+// slot of ref (State.refClock).
+func (l *Lateness) noteDuration(ref, d int64) {
+	s := slotOf(ref)
 	v := &l.Dur[int(s%lateSlots+lateSlots)%lateSlots]
 	if !v.Set || v.Slot != s {
 		*v = slotValue{Slot: s, V: d, Set: true}
@@ -71,11 +75,11 @@ func (l *Lateness) noteDuration(cursor, d int64) {
 
 // settle is how long after its start an event has surely completed: the
 // longest duration of the last hour with a quarter of margin, at least 10 s,
-// at most bound.
-func (l *Lateness) settle(cursor, bound int64) int64 {
+// at most bound; ref is State.refClock.
+func (l *Lateness) settle(ref, bound int64) int64 {
 	var d int64
 	for _, v := range l.Dur {
-		if recent(v, cursor) && v.V > d {
+		if recent(v, ref) && v.V > d {
 			d = v.V
 		}
 	}
@@ -90,11 +94,11 @@ func recent(v slotValue, now int64) bool {
 // slack is how far behind the cursor the next lastevents listing starts:
 // the largest need of the last hour with some margin, at least 2 s (a
 // console whose lastevents excludes its `:time`, events dated a little
-// behind), at most max.
-func (l *Lateness) slack(cursor, bound int64) int64 {
+// behind), at most max; ref is State.refClock.
+func (l *Lateness) slack(ref, bound int64) int64 {
 	var need int64
 	for _, v := range l.Need {
-		if recent(v, cursor) && v.V > need {
+		if recent(v, ref) && v.V > need {
 			need = v.V
 		}
 	}

@@ -38,11 +38,11 @@ func newSimConsole(sim *simulator.Simulator, node string) *simConsole {
 
 var errInjected = errors.New("injected console failure")
 
-func (c *simConsole) List(ctx context.Context, q event.Query, h event.Handler) (Info, error) {
+func (c *simConsole) List(ctx context.Context, q event.Query, h event.Handler) (ListingInfo, error) {
 	c.calls++
 	if c.fail != nil {
 		if err := c.fail(c.calls, &q); err != nil {
-			return Info{}, err
+			return ListingInfo{}, err
 		}
 	}
 	var l simulator.Listing
@@ -54,10 +54,10 @@ func (c *simConsole) List(ctx context.Context, q event.Query, h event.Handler) (
 			// handed over before the refusal.
 			for _, e := range l.Reqs[:c.tooLarge/2] {
 				if err := h.Event(toEvent(e, true)); err != nil {
-					return Info{}, err
+					return ListingInfo{}, err
 				}
 			}
-			return Info{}, fmt.Errorf("%w: %d events", ErrTooLarge, len(l.Reqs))
+			return ListingInfo{}, fmt.Errorf("%w: %d events", ErrTooLarge, len(l.Reqs))
 		}
 	} else {
 		if q.Order == event.Desc {
@@ -72,7 +72,7 @@ func (c *simConsole) List(ctx context.Context, q event.Query, h event.Handler) (
 			continue
 		}
 		if err := h.Event(toEvent(e, true)); err != nil {
-			return Info{}, err
+			return ListingInfo{}, err
 		}
 	}
 	for _, e := range l.Runnings {
@@ -80,10 +80,10 @@ func (c *simConsole) List(ctx context.Context, q event.Query, h event.Handler) (
 			c.shownRunning[e.Seq] = true
 		}
 		if err := h.Running(toEvent(e, false)); err != nil {
-			return Info{}, err
+			return ListingInfo{}, err
 		}
 	}
-	return Info{Last: l.Last, HasLast: true, Date: l.Date, HasDate: l.Date != 0}, nil
+	return ListingInfo{Last: l.Last, HasLast: true, Date: l.Date, HasDate: l.Date != 0}, nil
 }
 
 func (c *simConsole) Clock(context.Context) (int64, bool, error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/indexima-exporter/indexima_exporter/internal/simulator"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // The date of the latest report of each down node is what the one-page
@@ -21,7 +22,7 @@ func TestNodeDownLastReport(t *testing.T) {
 	sim := simulator.New(simulator.Config{Clock: clock, Nodes: []simulator.NodeConfig{{Host: "n1"}}})
 	node := sim.Nodes()[0]
 	con := newSimConsole(sim, node)
-	opts := Options{Now: clock.Now, Limits: Limits{MaxLabelValues: 2, MaxEventTypes: 32}}
+	opts := Options{Now: clock.Now, Limits: tally.Limits{MaxNames: 2, MaxEventTypes: 32}}
 	poll := func(st *State) *State {
 		t.Helper()
 		next, _, err := Poll(context.Background(), con, st, opts)
@@ -64,7 +65,7 @@ func TestNodeDownLastReport(t *testing.T) {
 	report("5", 500*time.Millisecond)
 	clock.Advance(time.Second)
 	st = poll(st)
-	if len(st.NodeDownLast) != 2 || len(st.NodeDown) != 2 || st.Dropped[LabelDownNode] != 1 {
+	if len(st.NodeDownLast) != 2 || len(st.NodeDown) != 2 || st.Dropped[tally.VocabDownNodes] != 1 {
 		t.Fatalf("bound 2: last %v counted %v dropped %v", st.NodeDownLast, st.NodeDown, st.Dropped)
 	}
 

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/go-kit/log"
+
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // Options of the engine; zero values get defaults (withDefaults).
@@ -18,7 +20,7 @@ type Options struct {
 	// LookBackCalls the calls it may spend on it.
 	LookBack      time.Duration
 	LookBackCalls int
-	Limits        Limits
+	Limits        tally.Limits
 	Logger        log.Logger
 	// Now is the exporter's clock: when counting began (the counters'
 	// created timestamp), and, for a console whose answers carry no Date
@@ -32,9 +34,9 @@ type Options struct {
 	// the poll ends, a backlog's included).
 	HandOut int
 	// DownNodeName names the node a NODE_DOWN event reports, from its
-	// down-node key (DownNodeKey: the node's number, in the
+	// down-node key (tally.DownNodeKey: the node's number, in the
 	// specification), when the event is read for the first time; the
-	// report keeps that name (NodeDown, NodeDownLast, Counted.DownNode),
+	// report keeps that name (NodeDown, NodeDownLast, CountedEvent.DownNode),
 	// so that a configuration loaded later, which may give the number to
 	// another node, does not rename it. nil: the key is the name.
 	DownNodeName DownNodeNamer
@@ -47,10 +49,16 @@ type DownNodeNamer func(key string) string
 // HandOutAll is the HandOut of a caller that takes every counted event.
 const HandOutAll = -1
 
-// Limits bound the label values a node's events may create.
-type Limits struct {
-	MaxLabelValues int // per node and label (tables, indexes, down nodes)
-	MaxEventTypes  int // distinct unknown type names before OTHER, per node
+// nameDownNode is the name of the down node of key by name (nil: the key),
+// made a tally.Name; the key when the name is empty.
+func nameDownNode(name DownNodeNamer, key string) string {
+	if name == nil {
+		return key
+	}
+	if n := tally.Name(name(key)); n != "" {
+		return n
+	}
+	return key
 }
 
 // Defaults.
@@ -87,8 +95,8 @@ func (o Options) withDefaults() Options {
 	if o.LookBackCalls <= 0 {
 		o.LookBackCalls = DefaultLookBackCalls
 	}
-	if o.Limits.MaxLabelValues <= 0 {
-		o.Limits.MaxLabelValues = 500
+	if o.Limits.MaxNames <= 0 {
+		o.Limits.MaxNames = 500
 	}
 	if o.Limits.MaxEventTypes <= 0 {
 		o.Limits.MaxEventTypes = 32

@@ -30,7 +30,7 @@ func (p *pollRun) page(ctx context.Context, st *State, start, end, lateBefore in
 			return found, false, start, nil
 		}
 		p.budget--
-		s := p.newSink(st, modeCount)
+		s := p.newReader(st, modeCount)
 		s.lateBefore = lateBefore
 		b := &staged{s: s}
 		if _, err := p.con.List(ctx, event.Range(event.Asc, start, end, limit), b); err != nil {
@@ -46,7 +46,7 @@ func (p *pollRun) page(ctx context.Context, st *State, start, end, lateBefore in
 		}
 		b.commit()
 		found += s.fresh
-		p.rep.Counted += s.fresh
+		p.rep.EventsCounted += s.fresh
 		p.noteFound(s)
 		p.noteNeed(st, s)
 		short = 0
@@ -90,7 +90,7 @@ func completedBefore(evs []event.Event, after, by int64) bool {
 }
 
 // noteFound keeps the completions of the events a search page counted.
-func (p *pollRun) noteFound(s *sink) {
+func (p *pollRun) noteFound(s *listingReader) {
 	for _, f := range s.freshEnds {
 		if f.timed && len(p.found) < maxFreshEnds {
 			p.found = append(p.found, f)
@@ -99,7 +99,7 @@ func (p *pollRun) noteFound(s *sink) {
 }
 
 // noteNeed records the lateness a search page found.
-func (p *pollRun) noteNeed(st *State, s *sink) {
+func (p *pollRun) noteNeed(st *State, s *listingReader) {
 	if s.maxNeed > 0 {
 		st.Lateness.noteNeed(st.refClock(), s.maxNeed)
 	}

@@ -11,10 +11,10 @@ import (
 
 // Report is what one poll did, for the exporter's logs and metrics.
 type Report struct {
-	Calls    int   // console calls of the poll
-	Counted  int   // events counted
-	Deficit  int64 // events the count said were missing before the search
-	Searched bool  // a search for missing events ran
+	Calls         int   // console calls of the poll
+	EventsCounted int   // events counted
+	Deficit       int64 // events the count said were missing before the search
+	Searched      bool  // a search for missing events ran
 	// Incomplete is set when the search ran out of its call budget: what is
 	// still missing is looked for by the next polls.
 	Incomplete bool
@@ -27,7 +27,7 @@ type Report struct {
 	// Events are the events the poll counted, each once, in the order
 	// they were read: those of the state Poll returns (none when it
 	// returns none), the latest Options.HandOut of them.
-	Events []Counted
+	Events []CountedEvent
 }
 
 // Poll reads what happened on a node since the previous poll and returns
@@ -105,8 +105,8 @@ type pollRun struct {
 	// sealedMid counts the known events sealed while a very large listing
 	// was read (flushKnown): they were in the counted window.
 	sealedMid int64
-	// main is the sink of the poll's listing (its running events).
-	main *sink
+	// main is the reader of the poll's listing (its running events).
+	main *listingReader
 	// suspect counts events the search found a console counts at a
 	// millisecond whose page was cut, too recent to tell whether they are
 	// running or will never be listed (checkWhole): no evidence of how it
@@ -139,7 +139,7 @@ type countingConsole struct {
 	b     *Bounds
 }
 
-func (c *countingConsole) List(ctx context.Context, q event.Query, h event.Handler) (Info, error) {
+func (c *countingConsole) List(ctx context.Context, q event.Query, h event.Handler) (ListingInfo, error) {
 	*c.calls++
 	if !q.IsSince() {
 		q.Start, q.End = c.b.ask(q.Start, q.End)
@@ -205,7 +205,7 @@ func (p *pollRun) poll(ctx context.Context, st *State) error {
 		return err
 	}
 	t1 := p.o.Now()
-	s := p.newSink(st, modeCount)
+	s := p.newReader(st, modeCount)
 	q := event.Since(at)
 	if st.ListCut {
 		// The previous listing was cut at the console's cap: this one
@@ -241,7 +241,7 @@ func (p *pollRun) poll(ctx context.Context, st *State) error {
 // has no running event waited for vanished from what the listing shows (a
 // cluster stop aborts them): a page's events are then told from the count
 // alone. Otherwise the search runs at once.
-func (p *pollRun) relistable(st *State, s *sink, from int64) bool {
+func (p *pollRun) relistable(st *State, s *listingReader, from int64) bool {
 	listing := st.Semantics.RunningsAt != 0 && st.refClock()-st.Semantics.RunningsAt <= slotMS*lateSlots
 	simple := len(st.Abandoned) == 0 && !st.Retention.Seen && !st.Unread.Set
 	for key, pe := range st.Pending {
@@ -287,7 +287,7 @@ func (e *tooLarge) Error() string { return e.err.Error() }
 // unread, and the search reads it in pages, over as many polls as it
 // takes; the floor waits for it.
 func (p *pollRun) pollPaged(ctx context.Context, st *State, tl *tooLarge) error {
-	s := p.newSink(st, modeRunnings)
+	s := p.newReader(st, modeRunnings)
 	info, err := p.con.List(ctx, event.Range(event.Desc, tl.from, tl.end, 1), s)
 	if err != nil {
 		return err
@@ -305,7 +305,7 @@ func (p *pollRun) pollPaged(ctx context.Context, st *State, tl *tooLarge) error 
 // afterListing is the rest of a poll once its listing was read: running
 // events, the check of the count, the search, the cursor, the learning and
 // the books. gap is how long the listing took after the count, in ms.
-func (p *pollRun) afterListing(ctx context.Context, st *State, s *sink, info Info, c0, lo, end, from, count, gap int64) error {
+func (p *pollRun) afterListing(ctx context.Context, st *State, s *listingReader, info ListingInfo, c0, lo, end, from, count, gap int64) error {
 	p.main = s
 	mode0 := st.Semantics.mode()
 	s.commitRunnings()
@@ -324,7 +324,7 @@ func (p *pollRun) afterListing(ctx context.Context, st *State, s *sink, info Inf
 	if s.overflow {
 		level.Warn(p.o.Logger).Log("msg", "more running events than can be tracked; some may be found only by a search when they complete", "bound", pendingCap)
 	}
-	p.rep.Counted += s.fresh
+	p.rep.EventsCounted += s.fresh
 	p.noteConsoleClock(st, info)
 
 	// A count below the known events, beyond what events completing
@@ -508,7 +508,7 @@ func (u unsettled) total() int64 { return u.running + u.vanished + u.abandoned }
 // the vanished ones may have completed (and are then to be read).
 func (u unsettled) counted() int64 { return u.running + u.abandoned }
 
-func (p *pollRun) unsettledIn(st *State, s *sink, lo, hi int64) unsettled {
+func (p *pollRun) unsettledIn(st *State, s *listingReader, lo, hi int64) unsettled {
 	return unsettled{running: s.runningIn(lo, hi), vanished: st.vanishedIn(lo, hi, s), abandoned: st.abandonedIn(lo, hi)}
 }
 
@@ -634,7 +634,7 @@ func (p *pollRun) flushKnown(st *State, r *response) {
 	}
 }
 
-// noteNewest records a date an answer showed (sink).
+// noteNewest records a date an answer showed (listingReader).
 func (p *pollRun) noteNewest(date int64) {
 	if !p.newestSet || date > p.newest {
 		p.newest, p.newestSet = date, true

@@ -6,6 +6,7 @@ import (
 	"github.com/go-kit/log/level"
 
 	"github.com/indexima-exporter/indexima_exporter/event"
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // relearnNodeDown learns the dates of the node's latest NODE_DOWN reports
@@ -85,12 +86,12 @@ func (h *relearnHandler) Event(e event.Event) error {
 		h.minDate = e.Date
 	}
 	h.reqs++
-	if resetsState(e.Type) {
+	if tally.ResetsState(e.Type) {
 		h.resetSeen = true
 	}
 	if e.Type == "NODE_DOWN" {
 		h.reports++
-		h.st.noteNodeDown(nameDownNode(h.p.o.DownNodeName, DownNodeKey(e.Comment)), e.Date, h.p.o.Limits)
+		h.st.NoteNodeDown(nameDownNode(h.p.o.DownNodeName, tally.DownNodeKey(e.Comment)), e.Date, h.p.o.Limits)
 	}
 	return nil
 }

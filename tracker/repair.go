@@ -1,13 +1,17 @@
 package tracker
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/indexima-exporter/indexima_exporter/tally"
+)
 
 // Repair makes a state read from a state file safe to use: the file may be
 // from another version, edited by hand or damaged, and a bad value must not
-// panic a poll or break the exposition's bounds. Whatever cannot be trusted
-// is dropped (a label forgotten, a histogram restarted). A state of format 1
+// panic a poll or break the bounds of what a node keeps. Whatever cannot be trusted
+// is dropped (a name forgotten, a histogram restarted). A state of format 1
 // (a dedup set instead of the known events) is converted.
-func (st *State) Repair(lim Limits) {
+func (st *State) Repair(lim tally.Limits) {
 	if st.Legacy != nil {
 		st.fromLegacy()
 	}
@@ -17,43 +21,13 @@ func (st *State) Repair(lim Limits) {
 		st.Floor, st.Origin = st.Cursor, st.Cursor
 		st.Check.LastFull = st.Cursor
 	}
-	for k, h := range st.Durations {
-		switch {
-		case h == nil || !validEventLabel(k):
-			delete(st.Durations, k)
-		default:
-			h.rebin()
-		}
+	if st.Tally.Repair(lim) {
+		st.RelearnNodeDown = st.Contacted // learned again by a look-back (relearn.go)
 	}
 	for k, p := range st.Pending {
 		if p.N <= 0 || len(st.Pending) > pendingCap {
 			delete(st.Pending, k)
 		}
-	}
-	dropBadKeys(st.Events, validEventLabel)
-	dropBadKeys(st.Running, validEventLabel)
-	dropBadKeys(st.LastDate, validEventLabel)
-	for k := range st.UnknownTypes {
-		if knownTypeSet[k] || !typeNameRE.MatchString(k) || len(st.UnknownTypes) > lim.MaxEventTypes {
-			delete(st.UnknownTypes, k)
-		}
-	}
-	// Label values: as SanitizeLabel makes them, and no more of them than
-	// this exporter's bound (else none: they are learned again from events).
-	validValue := func(v string) bool { return v != "" && SanitizeLabel(v) == v }
-	if dropBadKeys(st.Tables, validValue); len(st.Tables) > lim.MaxLabelValues {
-		st.Tables = nil
-	}
-	if dropBadKeys(st.Indexes, validValue); len(st.Indexes) > lim.MaxLabelValues {
-		st.Indexes = nil
-	}
-	st.ownDown()
-	if dropBadKeys(st.NodeDown, validValue); len(st.NodeDown) > lim.MaxLabelValues {
-		st.NodeDown = nil
-	}
-	if dropBadKeys(st.NodeDownLast, validValue); len(st.NodeDownLast) > lim.MaxLabelValues {
-		st.NodeDownLast = nil
-		st.RelearnNodeDown = st.Contacted // learned again by a look-back (relearn.go)
 	}
 	// The window's invariants: nothing known below the floor, the origin
 	// not after it, books not negative.
@@ -91,19 +65,6 @@ func (st *State) Repair(lim Limits) {
 		// Not one this version writes (the state store refuses a newer
 		// one): taken for an earlier one, and upgraded (Upgrade).
 		st.Schema = 0
-	}
-}
-
-// validEventLabel tells whether k can be an event label value.
-func validEventLabel(k string) bool {
-	return knownTypeSet[k] || k == OtherType || typeNameRE.MatchString(k)
-}
-
-func dropBadKeys[V any](m map[string]V, ok func(string) bool) {
-	for k := range m {
-		if !ok(k) {
-			delete(m, k)
-		}
 	}
 }
 

@@ -3,6 +3,8 @@ package tracker
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // A node state of format 1 (a dedup set instead of the known events): the
@@ -20,7 +22,7 @@ func TestRepairConvertsAFormat1State(t *testing.T) {
 	if err := json.Unmarshal([]byte(v1), &st); err != nil {
 		t.Fatal(err)
 	}
-	st.Repair(Limits{MaxLabelValues: 500, MaxEventTypes: 32})
+	st.Repair(tally.Limits{MaxNames: 500, MaxEventTypes: 32})
 	if st.Legacy != nil || st.Floor != 1795253280000 || st.Origin != st.Floor {
 		t.Fatalf("floor %d origin %d legacy %v, want the set's floor", st.Floor, st.Origin, st.Legacy)
 	}
@@ -52,7 +54,7 @@ func TestRepairConvertsAFormat1State(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	back.Repair(Limits{MaxLabelValues: 500, MaxEventTypes: 32})
+	back.Repair(tally.Limits{MaxNames: 500, MaxEventTypes: 32})
 	if back.Known.countRange(back.Floor, maxInt64) != 3 || back.Floor != st.Floor || back.Check != st.Check {
 		t.Errorf("format 2 round trip changed the state: %+v vs %+v", back.Check, st.Check)
 	}

@@ -130,19 +130,19 @@ func (p *pollRun) checkFrom(st *State, from int64) int64 {
 // latest events are not shown for now), and this poll's count proves
 // nothing; the engine looks again only after a few polls. trusted is false
 // when the poll's count cannot be used.
-func (p *pollRun) forgotten(ctx context.Context, st *State, s *sink, lo, end, gap int64) (newLo, count int64, trusted bool, err error) {
+func (p *pollRun) forgotten(ctx context.Context, st *State, s *listingReader, lo, end, gap int64) (newLo, count int64, trusted bool, err error) {
 	if st.Retention.Wait > 0 {
 		st.Retention.Wait--
 		return lo, 0, false, nil
 	}
 	oldest, known := st.Known.firstDateFrom(lo)
-	ps := p.newSink(st, modeCount)
+	ps := p.newReader(st, modeCount)
 	b := &staged{s: ps}
 	if _, err := p.con.List(ctx, event.Range(event.Asc, lo, end, 1), b); err != nil {
 		return lo, 0, false, err
 	}
 	b.commit()
-	p.rep.Counted += ps.fresh
+	p.rep.EventsCounted += ps.fresh
 	if !known {
 		return lo, 0, false, nil
 	}
@@ -220,13 +220,13 @@ func (st *State) learnRetention(o, keep int64) {
 // console still remembers) is corrected, as one too bold is by forgotten.
 func (p *pollRun) recheckRetention(ctx context.Context, st *State) error {
 	end := p.countEnd(st)
-	ps := p.newSink(st, modeCount)
+	ps := p.newReader(st, modeCount)
 	b := &staged{s: ps}
 	if _, err := p.con.List(ctx, event.Range(event.Asc, st.Floor, end, 1), b); err != nil {
 		return err
 	}
 	b.commit()
-	p.rep.Counted += ps.fresh
+	p.rep.EventsCounted += ps.fresh
 	if ps.reqs > 0 {
 		st.learnRetention(st.forgottenEdge(st.Floor, ps.minDate), st.Known.countRange(ps.minDate, maxInt64))
 	}

@@ -30,24 +30,7 @@ func (st *State) Upgrade(name DownNodeNamer) {
 	if !st.Contacted || st.Schema >= Schema {
 		return
 	}
-	st.ownDown()
-	if len(st.NodeDown) > 0 {
-		named := make(map[string]uint64, len(st.NodeDown))
-		for k, n := range st.NodeDown {
-			named[nameDownNode(name, k)] += n
-		}
-		st.NodeDown = named
-	}
-	if len(st.NodeDownLast) > 0 {
-		named := make(map[string]int64, len(st.NodeDownLast))
-		for k, date := range st.NodeDownLast {
-			n := nameDownNode(name, k)
-			if d, ok := named[n]; !ok || date > d {
-				named[n] = date
-			}
-		}
-		st.NodeDownLast = named
-	}
+	st.RenameDownNodes(func(key string) string { return nameDownNode(name, key) })
 	st.RelearnNodeDown = true
 	st.Schema = Schema
 }

@@ -24,7 +24,7 @@ import (
 //
 // Each is asked for its count (one call) and, if short, bisected with counts
 // against the known events down to ranges of a page, which are paged.
-func (p *pollRun) search(ctx context.Context, st *State, s *sink, floor, end, from, deficit int64) (int, error) {
+func (p *pollRun) search(ctx context.Context, st *State, s *listingReader, floor, end, from, deficit int64) (int, error) {
 	found := 0
 	if st.Unread.Set {
 		u := st.Unread
@@ -80,7 +80,7 @@ func (p *pollRun) search(ctx context.Context, st *State, s *sink, floor, end, fr
 // accounts for. Until the console is known to count running events, the
 // running events listed in the range may be part of d without being missing:
 // they are taken out, so that the rest of the window is still looked at.
-func (p *pollRun) explained(st *State, s *sink, d, lo, hi int64) int64 {
+func (p *pollRun) explained(st *State, s *listingReader, d, lo, hi int64) int64 {
 	if !st.Semantics.includesRunning() {
 		d -= p.unsettledIn(st, s, lo, hi).total()
 	}
@@ -90,7 +90,7 @@ func (p *pollRun) explained(st *State, s *sink, d, lo, hi int64) int64 {
 // shortfall asks the console for the count of [lo, hi] and returns how
 // many of those events the engine does not know (running ones aside when
 // the console counts them).
-func (p *pollRun) shortfall(ctx context.Context, st *State, s *sink, lo, hi int64) (int64, error) {
+func (p *pollRun) shortfall(ctx context.Context, st *State, s *listingReader, lo, hi int64) (int64, error) {
 	if p.budget <= 0 {
 		p.rep.Incomplete = true
 		return 0, nil
@@ -121,7 +121,7 @@ func (p *pollRun) shortfall(ctx context.Context, st *State, s *sink, lo, hi int6
 // of known events is paged; a larger one is split where it halves its known
 // events, and the console's count of the lower half tells which halves hold
 // missing events.
-func (p *pollRun) bisect(ctx context.Context, st *State, s *sink, lo, hi, d, lateBefore int64) (int, error) {
+func (p *pollRun) bisect(ctx context.Context, st *State, s *listingReader, lo, hi, d, lateBefore int64) (int, error) {
 	if d <= 0 || lo > hi {
 		return 0, nil
 	}
@@ -183,7 +183,7 @@ func (p *pollRun) pageOrResume(ctx context.Context, st *State, lo, hi, lateBefor
 // cutProven tells whether the search found an event, dated from on, that
 // had completed when the listing s answered: the listing was cut. Events
 // that completed after it (a busy node) prove nothing.
-func (p *pollRun) cutProven(s *sink, from int64) bool {
+func (p *pollRun) cutProven(s *listingReader, from int64) bool {
 	for _, f := range p.found {
 		if f.date >= from && f.end <= s.shownBy {
 			return true

@@ -19,7 +19,7 @@ const (
 //     surely started before it was taken (and the running events given up:
 //     a console that counts running events counts those for ever) is a vote
 //     for completed: races between the count and the listing are bounded
-//     (sink.shortGap) and left out of the comparison. A vote decides a
+//     (listingReader.shortGap) and left out of the comparison. A vote decides a
 //     console not told yet, two move a verdict of includes_running back
 //     (one may be a count a forgetting console lowered); a count a
 //     search takes after the listing, below the known and running events

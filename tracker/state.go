@@ -1,5 +1,7 @@
 package tracker
 
+import "github.com/indexima-exporter/indexima_exporter/tally"
+
 // State is everything the engine knows about one node: where it reads
 // (cursor, window floor), what it has read (the known events of the window,
 // the running events it waits for), what it learned about the console
@@ -91,12 +93,12 @@ type State struct {
 	// Known by Repair.
 	Legacy *legacySeen `json:"seen,omitempty"`
 
-	Tally
+	tally.Tally
 
 	// counted holds the events counted into this state by the poll under
 	// way (handout.go), outside the places of those dated before the
 	// floor; never saved, empty in a committed state.
-	counted []Counted
+	counted []CountedEvent
 	outside map[kEntry]int
 }
 
@@ -131,9 +133,17 @@ func (st *State) Clone() *State {
 		l := *st.Legacy
 		c.Legacy = &l
 	}
-	c.Tally = st.Tally.clone()
+	c.Tally = st.Tally.Clone()
 	c.counted, c.outside = nil, nil
 	return &c
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 // refClock is the clock learned state ages by (ClockAt), the cursor until

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // AppendJSON appends the state's JSON to dst: the very bytes a
@@ -91,7 +93,7 @@ func (e *stateEncoder) state(b []byte, st *State) []byte {
 
 // tally appends the tally's fields, promoted into the state's object, and
 // closes it.
-func (e *stateEncoder) tally(b []byte, t *Tally) []byte {
+func (e *stateEncoder) tally(b []byte, t *tally.Tally) []byte {
 	b = append(b, `,"events":`...)
 	b = appendMap(e, b, t.Events, appendUint)
 	b = append(b, `,"durations":`...)
@@ -118,7 +120,7 @@ func (e *stateEncoder) tally(b []byte, t *Tally) []byte {
 	b = appendInt(b, `,"date":`, t.Phase.Date)
 	b = append(b, '}')
 	b = append(b, `,"indexes":`...)
-	b = appendMap(e, b, t.Indexes, func(b []byte, v IndexState) []byte {
+	b = appendMap(e, b, t.Indexes, func(b []byte, v tally.IndexState) []byte {
 		b = appendBool(b, `{"loaded":`, v.Loaded)
 		b = appendInt(b, `,"date":`, v.Date)
 		return append(b, '}')
@@ -162,7 +164,7 @@ func (e *stateEncoder) known(b []byte, k *known) []byte {
 	return append(b, '}')
 }
 
-func (e *stateEncoder) histogram(b []byte, h *Histogram) []byte {
+func (e *stateEncoder) histogram(b []byte, h *tally.Histogram) []byte {
 	if h == nil {
 		return append(b, "null"...)
 	}

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/indexima-exporter/indexima_exporter/tally"
 )
 
 // filler sets every settable field of a value at random: zero often enough
@@ -175,7 +177,7 @@ func checkAllSet(t *testing.T, path string, v reflect.Value) {
 // A NaN is an error, as with encoding/json, not a state file that cannot
 // be read back.
 func TestAppendJSONRefusesNaN(t *testing.T) {
-	st := &State{Tally: Tally{Durations: map[string]*Histogram{"X": {Sum: math.NaN()}}}}
+	st := &State{Tally: tally.Tally{Durations: map[string]*tally.Histogram{"X": {Sum: math.NaN()}}}}
 	if _, err := json.Marshal(st); err == nil {
 		t.Fatal("encoding/json took a NaN")
 	}

@@ -20,7 +20,7 @@ import (
 // others of that span too, at most lookupsPerPoll calls a poll, oldest
 // first. Those dated from leftFrom on are left to the next poll's page,
 // which reads their interval (a listing cut at the console's cap, poll.go).
-func (p *pollRun) vanished(ctx context.Context, st *State, s *sink, from, leftFrom int64) error {
+func (p *pollRun) vanished(ctx context.Context, st *State, s *listingReader, from, leftFrom int64) error {
 	if s.inherit {
 		return p.lookUpAbandoned(ctx, st, lookupsPerPoll)
 	}
@@ -81,14 +81,14 @@ func (p *pollRun) vanished(ctx context.Context, st *State, s *sink, from, leftFr
 // counted. full tells a page that may have stopped short of the span.
 func (p *pollRun) lookUp(ctx context.Context, st *State, date int64) (full bool, err error) {
 	end := max(date, min(date+lookupSpan, max(st.Cursor, st.Newest)))
-	ls := p.newSink(st, modeCount)
+	ls := p.newReader(st, modeCount)
 	ls.lateBefore = 0 // a running event found completed was not late
 	b := &staged{s: ls}
 	if _, err := p.con.List(ctx, event.Range(event.Asc, date, end, lookupLimit), b); err != nil {
 		return false, err
 	}
 	b.commit()
-	p.rep.Counted += ls.fresh
+	p.rep.EventsCounted += ls.fresh
 	return ls.reqs >= lookupLimit && ls.maxDate > date, nil
 }
 
@@ -162,7 +162,7 @@ func (p *pollRun) lookUpLeaving(ctx context.Context, st *State) error {
 // to the floor, against the books. More than the books hold means events
 // became visible later than the window allows: they were not counted, and
 // now they are reported (so reported minus counted shows them).
-func (p *pollRun) fullCheck(ctx context.Context, st *State, s *sink) error {
+func (p *pollRun) fullCheck(ctx context.Context, st *State, s *listingReader) error {
 	if r := &st.Retention; r.Seen {
 		// A console that forgets cannot be asked what it no longer holds;
 		// where its memory starts is looked at instead: soon after it was

@@ -7,21 +7,18 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/child"
 )
 
 // process is a server the harness started: the exporter or json_exporter.
 type process struct {
-	name string
-	cmd  *exec.Cmd
+	*child.Process
 	addr string // 127.0.0.1:port
 	out  *tailBuffer
-	done chan struct{}
-	err  error
 }
 
 // tailBuffer keeps the last bytes a process wrote, for error messages.
@@ -48,12 +45,6 @@ func (t *tailBuffer) String() string {
 	return strings.TrimSpace(string(t.buf))
 }
 
-// listeningRE matches the line exporter-toolkit's web.Serve logs with the
-// address its listener really bound (both the exporter and json_exporter
-// serve through it): `msg="Listening on" address=127.0.0.1:PORT`. The same
-// as internal/testkit's, which this package does not import (it is no test).
-var listeningRE = regexp.MustCompile(`msg="Listening on"[^\n]*? address="?([^"\s]+)`)
-
 // listenWatch passes a process's output on to its tailBuffer and reads each
 // whole line as it goes by, until one tells the address the process bound:
 // the tail alone may have dropped that line by the time it is read.
@@ -78,8 +69,8 @@ func (w *listenWatch) Write(p []byte) (int, error) {
 			if i < 0 {
 				break
 			}
-			if m := listeningRE.FindSubmatch(w.line[:i]); m != nil {
-				w.addr = string(m[1])
+			if addr, ok := child.ListeningAddress(string(w.line[:i])); ok {
+				w.addr = addr
 				w.line = nil
 				close(w.found)
 				break
@@ -103,33 +94,31 @@ func (w *listenWatch) address() string {
 // free beforehand (listen on :0, close, hand it over) could be taken by
 // another process before it binds it.
 func startProcess(name, bin string, args []string, listenFlag, readyPath string, timeout time.Duration) (*process, error) {
-	p := &process{name: name, out: &tailBuffer{}, done: make(chan struct{})}
+	p := &process{out: &tailBuffer{}}
 	watch := newListenWatch(p.out)
-	p.cmd = exec.Command(bin, append(args, listenFlag+"=127.0.0.1:0")...)
-	p.cmd.Stdout, p.cmd.Stderr = watch, watch
-	if err := p.cmd.Start(); err != nil {
+	cmd := exec.Command(bin, append(args, listenFlag+"=127.0.0.1:0")...)
+	cmd.Stdout, cmd.Stderr = watch, watch
+	var err error
+	if p.Process, err = child.Start(name, cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	deadline := time.Now().Add(timeout)
 	listening := time.NewTimer(timeout)
 	select {
 	case <-watch.found:
 		listening.Stop()
 		p.addr = watch.address()
-	case <-p.done:
+	case <-p.Done():
 		listening.Stop()
-		return nil, fmt.Errorf("%s exited before it was listening (%v): %s", name, p.err, p.out)
+		return nil, fmt.Errorf("%s exited before it was listening (%v): %s", name, p.Err(), p.out)
 	case <-listening.C:
 		p.stop()
 		return nil, fmt.Errorf("%s logged no \"Listening on\" line within %s: %s", name, timeout, p.out)
 	}
 	client := &http.Client{Timeout: time.Second}
 	for attempt := 0; ; attempt++ {
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("%s exited before it was ready (%v): %s", name, p.err, p.out)
-		default:
+		if p.Exited() {
+			return nil, fmt.Errorf("%s exited before it was ready (%v): %s", name, p.Err(), p.out)
 		}
 		resp, err := client.Get("http://" + p.addr + readyPath)
 		if err == nil {
@@ -148,23 +137,10 @@ func startProcess(name, bin string, args []string, listenFlag, readyPath string,
 	}
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+func (p *process) pid() int { return p.Pid() }
 
 // stop ends the process (SIGTERM, then SIGKILL after 5 s) and waits for it.
-func (p *process) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
+func (p *process) stop() { p.Stop(5 * time.Second) }
 
 // get fetches path from the process and returns the body and how long the
 // whole exchange took.
@@ -188,16 +164,16 @@ func (p *process) getInto(ctx context.Context, client *http.Client, path string,
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", p.name, path, err)
+		return 0, fmt.Errorf("%s %s: %w", p.Name, path, err)
 	}
 	defer resp.Body.Close()
 	_, err = io.Copy(b, resp.Body)
 	d := time.Since(start)
 	if err != nil {
-		return d, fmt.Errorf("%s %s: reading: %w", p.name, path, err)
+		return d, fmt.Errorf("%s %s: reading: %w", p.Name, path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return d, fmt.Errorf("%s %s: status %d: %.300s", p.name, path, resp.StatusCode, b.String())
+		return d, fmt.Errorf("%s %s: status %d: %.300s", p.Name, path, resp.StatusCode, b.String())
 	}
 	return d, nil
 }

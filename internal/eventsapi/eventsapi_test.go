@@ -85,8 +85,8 @@ func TestBadParametersAreRefusedClearly(t *testing.T) {
 	}
 }
 
-func counted(typ string, date int64, comment string) tracker.Counted {
-	return tracker.Counted{Event: event.Event{Type: typ, Date: date, Duration: 10, HasDuration: true, Comment: comment}, Nth: 1}
+func counted(typ string, date int64, comment string) tracker.CountedEvent {
+	return tracker.CountedEvent{Event: event.Event{Type: typ, Date: date, Duration: 10, HasDuration: true, Comment: comment}, Nth: 1}
 }
 
 // The events of the nodes asked, dated since the time asked, the oldest
@@ -95,13 +95,13 @@ func TestEventsSelectsAndOrders(t *testing.T) {
 	t0 := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC).UnixMilli()
 	clusters := []poller.ClusterStatus{
 		{Name: "prod", Nodes: []poller.NodeStatus{
-			{Cluster: "prod", Name: "core-1", Target: "c1:9999", Events: []tracker.Counted{
+			{Cluster: "prod", Name: "core-1", Target: "c1:9999", Events: []tracker.CountedEvent{
 				counted("TABLE_LOADED", t0+3000, "<b>sales</b>"), counted("NODE_DOWN", t0+1000, "2")}},
-			{Cluster: "prod", Name: "core-2", Target: "c2:9999", Events: []tracker.Counted{
+			{Cluster: "prod", Name: "core-2", Target: "c2:9999", Events: []tracker.CountedEvent{
 				counted("MEMORY_LOW", t0+2000, "")}},
 		}},
 		{Name: "test", Nodes: []poller.NodeStatus{
-			{Cluster: "test", Name: "core-1", Target: "t1:9999", Events: []tracker.Counted{
+			{Cluster: "test", Name: "core-1", Target: "t1:9999", Events: []tracker.CountedEvent{
 				counted("CLUSTER_START", t0, "")}},
 		}},
 	}

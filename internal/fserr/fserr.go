@@ -1,5 +1,6 @@
 // Package fserr strips the path from file-system errors, for messages that
-// name the path already (config, store, the app's state file).
+// name the path already (the configuration, the state store and its lock,
+// the event log).
 package fserr
 
 import (

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/indexima-exporter/indexima_exporter/apiclient"
 	"github.com/indexima-exporter/indexima_exporter/config"
+	"github.com/indexima-exporter/indexima_exporter/internal/clip"
 	"github.com/indexima-exporter/indexima_exporter/poller"
 )
 
@@ -154,10 +154,7 @@ func truncateText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
+	return clip.Prefix(s, n) + "..."
 }
 
 // isLoginError tells a failure of the login (the console's, not a node's).

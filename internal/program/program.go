@@ -58,13 +58,13 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 	if o.externalURL != "" {
 		p.reg.MustRegister(externalURLInfo(o.externalURL))
 	}
-	var sink poller.EventSink
+	var events poller.EventWriter
 	var written func(func()) bool
 	if o.eventLog != "" {
 		if p.events, err = p.openEventLog(log.With(logger, "component", "eventlog")); err != nil {
 			return p, err
 		}
-		sink, written = p.events, p.events.WhileWritten
+		events, written = p.events, p.events.WhileWritten
 		p.reg.MustRegister(p.events.Collectors()...)
 	}
 	polls := poller.New(poller.Options{
@@ -74,7 +74,7 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 		LateWindow:     o.lateWindow,
 		LookBack:       o.lookBack,
 		LookBackCalls:  o.lookBackCalls,
-		Events:         sink,
+		Events:         events,
 	})
 	p.polls = polls // before any poll: the event log's names read it
 	exporter, err := collector.New(polls, collector.Options{

@@ -15,25 +15,27 @@ import (
 	"crypto/tls"
 	"net/http"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
-// Event types of spec section 6.
+// Event types of spec section 6, as package event lists them: the
+// simulator speaks the vocabulary the exporter reads.
 const (
-	ClusterStart       = "CLUSTER_START"
-	ClusterStop        = "CLUSTER_STOP"
-	NodeDown           = "NODE_DOWN"
-	ClusterInit        = "CLUSTER_INIT"
-	MemoryLow          = "MEMORY_LOW"
-	TableLoaded        = "TABLE_LOADED"
-	HyperIndexLoaded   = "HYPER_INDEX_LOADED"
-	HyperIndexUnloaded = "HYPER_INDEX_UNLOADED"
-	SaveMetadata       = "SAVE_METADATA"
-	PreloadFinished    = "PRELOAD_FINISHED"
+	ClusterStart       = event.ClusterStart
+	ClusterStop        = event.ClusterStop
+	NodeDown           = event.NodeDown
+	ClusterInit        = event.ClusterInit
+	MemoryLow          = event.MemoryLow
+	TableLoaded        = event.TableLoaded
+	HyperIndexLoaded   = event.HyperIndexLoaded
+	HyperIndexUnloaded = event.HyperIndexUnloaded
+	SaveMetadata       = event.SaveMetadata
+	PreloadFinished    = event.PreloadFinished
 )
 
-// EventTypes lists the ten known types in spec order.
-var EventTypes = []string{ClusterStart, ClusterStop, NodeDown, ClusterInit, MemoryLow,
-	TableLoaded, HyperIndexLoaded, HyperIndexUnloaded, SaveMetadata, PreloadFinished}
+// EventTypes lists the ten known types in spec order (event.KnownTypes).
+var EventTypes = event.KnownTypes
 
 // Config of a simulated console.
 type Config struct {
@@ -267,9 +269,9 @@ func (s *Simulator) Truth(node string) []Event { return s.truth(node) }
 // completed now (completed, not forgotten by retention, not aborted).
 func (s *Simulator) Visible(node string) map[int64]bool { return s.visible(node) }
 
-// Counted returns the Seq of the node's events event/count counts now
+// Countable returns the Seq of the node's events event/count counts now
 // (completed ones, and started ones too with CountRunning; not forgotten).
-func (s *Simulator) Counted(node string) map[int64]bool { return s.countedNow(node) }
+func (s *Simulator) Countable(node string) map[int64]bool { return s.countedNow(node) }
 
 // ConsoleNow is the console's clock, Unix ms.
 func (s *Simulator) ConsoleNow() int64 { return s.clock.Now().UnixMilli() }

@@ -54,14 +54,14 @@ type statusNode struct {
 	Last             *statusPoll // nil before the first poll
 	Polls            []statusPoll
 
-	Contacted         bool
-	Counted, Reported uint64
-	Missed            uint64 // reported minus counted, when positive
-	Since, Semantics  string
-	ClockLag, Cursor  string
-	Running           string
-	ClusterState      string
-	Failures          string
+	Contacted              bool
+	CountedTotal, Reported uint64
+	Missed                 uint64 // reported minus counted, when positive
+	Since, Semantics       string
+	ClockLag, Cursor       string
+	Running                string
+	ClusterState           string
+	Failures               string
 	// Events are the node's latest counted events, the latest dated first
 	// (at most ShownEvents).
 	Events []statusEvent
@@ -83,12 +83,12 @@ type statusEvent struct {
 const ShownEvents = 20
 
 type statusPoll struct {
-	When, Clock, Ago string
-	Duration         string
-	Calls, Counted   int
-	Up               bool
-	Outcome          string // the full outcome: ok and notes, or the error
-	Short            string // the outcome in the table: ok and notes, or the reason
+	When, Clock, Ago     string
+	Duration             string
+	Calls, EventsCounted int
+	Up                   bool
+	Outcome              string // the full outcome: ok and notes, or the error
+	Short                string // the outcome in the table: ok and notes, or the reason
 	// Detail is the error under the poll's row in the table, when it is
 	// not the error of the newer poll above it (or of the card's last poll).
 	Detail string
@@ -229,9 +229,9 @@ func statusNodeOf(n poller.NodeStatus, now time.Time, red redactor) statusNode {
 		return sn
 	}
 	sn.Contacted = true
-	sn.Counted, sn.Reported = n.Counted, n.Reported
-	if n.Reported > n.Counted {
-		sn.Missed = n.Reported - n.Counted
+	sn.CountedTotal, sn.Reported = n.CountedTotal, n.Reported
+	if n.Reported > n.CountedTotal {
+		sn.Missed = n.Reported - n.CountedTotal
 	}
 	sn.Since = "first contact"
 	if !n.Since.IsZero() {
@@ -266,13 +266,13 @@ func statusNodeOf(n poller.NodeStatus, now time.Time, red redactor) statusNode {
 
 func statusPollOf(p poller.PollRecord, now time.Time, red redactor) statusPoll {
 	sp := statusPoll{
-		When:     formatWhen(p.Start, now),
-		Clock:    p.Start.UTC().Format("15:04:05"),
-		Ago:      formatDuration(now.Sub(p.Start).Truncate(time.Second)),
-		Duration: formatDuration(p.Duration),
-		Calls:    p.Calls,
-		Counted:  p.Counted,
-		Up:       p.Up(),
+		When:          formatWhen(p.Start, now),
+		Clock:         p.Start.UTC().Format("15:04:05"),
+		Ago:           formatDuration(now.Sub(p.Start).Truncate(time.Second)),
+		Duration:      formatDuration(p.Duration),
+		Calls:         p.Calls,
+		EventsCounted: p.EventsCounted,
+		Up:            p.Up(),
 	}
 	if !sp.Up {
 		// The typed errors of the console client start with their kind

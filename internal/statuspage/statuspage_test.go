@@ -19,7 +19,7 @@ func TestStatusPollErrorsAreShownOnceInARow(t *testing.T) {
 	a, b := "node unreachable: endpoint lastevents status 502", "node unreachable: endpoint event_count status 503"
 	n := poller.NodeStatus{Name: "n", Target: "n:9999", Polls: []poller.PollRecord{
 		fail(1*time.Second, a), fail(2*time.Second, a), fail(3*time.Second, b), fail(4*time.Second, b),
-		{Start: now.Add(-5 * time.Second), Duration: 900 * time.Microsecond, Calls: 2, Counted: 4},
+		{Start: now.Add(-5 * time.Second), Duration: 900 * time.Microsecond, Calls: 2, EventsCounted: 4},
 		fail(6*time.Second, "deadline exceeded"),
 	}}
 	page := buildStatusPage([]poller.ClusterStatus{{Nodes: []poller.NodeStatus{n}}}, now, redactor{})

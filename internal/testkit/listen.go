@@ -3,26 +3,14 @@ package testkit
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
+
+	"github.com/indexima-exporter/indexima_exporter/internal/child"
 )
 
-// listeningRE matches the line exporter-toolkit's web.Serve logs (logfmt)
-// with the address its listener really bound: `msg="Listening on"
-// address=127.0.0.1:PORT`, other fields possibly between (Prometheus 3 puts
-// component=web there). The exporter, Prometheus 2 and 3, Alertmanager and
-// json_exporter all serve through it.
-var listeningRE = regexp.MustCompile(`msg="Listening on"[^\n]*? address="?([^"\s]+)`)
-
 // ListeningAddress returns the address in the first "Listening on" line of
-// log, if any.
-func ListeningAddress(log string) (string, bool) {
-	m := listeningRE.FindStringSubmatch(log)
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
-}
+// log, if any (child.ListeningAddress).
+func ListeningAddress(log string) (string, bool) { return child.ListeningAddress(log) }
 
 // WaitListening waits until log (a child process's captured output, read
 // again at every poll) holds the "Listening on" line, and returns the

@@ -5,7 +5,7 @@
 // console, for TestPreviousVersionStateIsRead (../../previous_state_test.go).
 // See README.md. It runs a binary, so it is no test:
 //
-//	git -C /work/main worktree add /tmp/cde582f cde582f
+//	git worktree add /tmp/cde582f cde582f
 //	(cd /tmp/cde582f && go build -o /tmp/cde582f-exporter .)
 //	go run internal/program/testdata/cde582f-state/make.go -exporter /tmp/cde582f-exporter
 package main

@@ -1,15 +1,19 @@
 package tracker
 
-import "github.com/indexima-exporter/indexima_exporter/event"
+import (
+	"github.com/indexima-exporter/indexima_exporter/event"
 
-// sink is the Handler of one listing response of a poll. It applies events
+	"github.com/indexima-exporter/indexima_exporter/tally"
+)
+
+// listingReader is the Handler of one listing response of a poll. It applies events
 // to the poll's working state as they stream in (the working state is a
 // clone, dropped if the poll fails) and keeps only bounded summaries.
-type sink struct {
+type listingReader struct {
 	p  *pollRun
 	st *State
 
-	mode sinkMode
+	mode readMode
 	// cursor is the cursor before the poll. A new event dated before
 	// lateBefore, not waited for as running, was late: it was dated
 	// cursor-date behind the cursor when found (lateness.go).
@@ -45,7 +49,7 @@ type sink struct {
 	// taken into the baseline (unreadBaselineAt) and not yet merged.
 	unreadTaken  map[int64]int64
 	runningKeys  map[string]*runningSeen // runnings by pending key (bounded by pendingCap)
-	running      map[string]int          // runnings by event label
+	running      map[string]int          // runnings by type key (tally.TypeKey)
 	runningDates []int64                 // start dates of the runnings (bounded by pendingCap)
 	runnings     int
 	overflow     bool // more runnings than could be tracked
@@ -78,10 +82,10 @@ type freshEnd struct {
 // candidates (the safe side).
 const maxFreshEnds = 4096
 
-type sinkMode int
+type readMode int
 
 const (
-	modeCount    sinkMode = iota // a poll: new events are counted
+	modeCount    readMode = iota // a poll: new events are counted
 	modeBaseline                 // first contact: new events are the baseline
 	modeRunnings                 // only runnings are taken (reqs ignored)
 )
@@ -91,13 +95,13 @@ type runningSeen struct {
 	n int
 }
 
-func (p *pollRun) newSink(st *State, mode sinkMode) *sink {
-	return &sink{p: p, st: st, mode: mode, cursor: st.Cursor, lateBefore: st.Cursor,
+func (p *pollRun) newReader(st *State, mode readMode) *listingReader {
+	return &listingReader{p: p, st: st, mode: mode, cursor: st.Cursor, lateBefore: st.Cursor,
 		runningKeys: map[string]*runningSeen{}, running: map[string]int{}}
 }
 
 // Event implements Handler for an element of reqs.
-func (s *sink) Event(e event.Event) error {
+func (s *listingReader) Event(e event.Event) error {
 	s.noteLatest(e.Date)
 	if end := e.Date + max(e.Duration, 0); end > s.shownBy {
 		s.shownBy = end
@@ -119,21 +123,21 @@ func (s *sink) Event(e event.Event) error {
 		s.maxDuration = e.Duration
 	}
 	st, lim := s.st, s.p.o.Limits
-	st.noteLastDate(e, lim)
+	st.NoteLastDate(e, lim)
 	var down string // a NODE_DOWN's down node, named now (DownNodeName)
 	if e.Type == "NODE_DOWN" {
-		down = nameDownNode(s.p.o.DownNodeName, DownNodeKey(e.Comment))
+		down = nameDownNode(s.p.o.DownNodeName, tally.DownNodeKey(e.Comment))
 	}
 	if s.mode == modeBaseline {
 		if down != "" && e.Date > s.p.downReadTo {
-			st.noteNodeDown(down, e.Date, lim)
+			st.NoteNodeDown(down, e.Date, lim)
 		}
 		s.baselineEvent(e)
 		return nil
 	}
 	waited := st.resolvePending(e) || st.resolveAbandoned(e)
 	var isNew bool
-	var nth int // place among identical events at its millisecond (Counted.Nth)
+	var nth int // place among identical events at its millisecond (CountedEvent.Nth)
 	if e.Date >= st.Floor {
 		baseline := !waited && st.unreadBaselineAt(e.Date, s.unreadTaken[e.Date])
 		nth = st.Known.observe(&s.resp, kEntry{date: e.Date, fp: fingerprint(e)})
@@ -141,7 +145,7 @@ func (s *sink) Event(e event.Event) error {
 		if down != "" && isNew {
 			// Read for the first time (counted now, or one of the events
 			// first contact could not read): named now.
-			st.noteNodeDown(down, e.Date, lim)
+			st.NoteNodeDown(down, e.Date, lim)
 		}
 		if isNew && baseline {
 			// One of the events first contact could not read: not counted.
@@ -164,13 +168,13 @@ func (s *sink) Event(e event.Event) error {
 			st.countedOutsideWindow(e.Date)
 			nth = st.nthOutsideWindow(e)
 			if down != "" {
-				st.noteNodeDown(down, e.Date, lim)
+				st.NoteNodeDown(down, e.Date, lim)
 			}
 		}
 	}
-	st.applyState(e, lim, isNew)
+	st.Apply(e, lim, isNew)
 	if isNew {
-		st.countEvent(e, down, lim)
+		st.Count(e, down, lim)
 		st.handOut(e, nth, down, s.p.o.HandOut)
 		s.fresh++
 		s.noteFresh(e)
@@ -185,11 +189,11 @@ func (s *sink) Event(e event.Event) error {
 // baselineEvent takes an event of the first-contact look-back: known if in
 // the window (so that it is never counted), applied to the state gauges if
 // newer than the latest state reset.
-func (s *sink) baselineEvent(e event.Event) {
+func (s *listingReader) baselineEvent(e event.Event) {
 	st := s.st
 	if !s.resetSet || e.Date >= s.resetAt {
-		st.applyState(e, s.p.o.Limits, false)
-		if resetsState(e.Type) && !s.resetSet {
+		st.Apply(e, s.p.o.Limits, false)
+		if tally.ResetsState(e.Type) && !s.resetSet {
 			s.resetAt, s.resetSet = e.Date, true
 		}
 	}
@@ -204,11 +208,11 @@ func (s *sink) baselineEvent(e event.Event) {
 }
 
 // Running implements Handler for an element of runnings.
-func (s *sink) Running(e event.Event) error {
+func (s *listingReader) Running(e event.Event) error {
 	s.noteLatest(e.Date)
 	s.shownBy = max(s.shownBy, e.Date)
 	s.runnings++
-	s.running[s.st.typeLabel(e.Type, s.p.o.Limits.MaxEventTypes)]++
+	s.running[s.st.TypeKey(e.Type, s.p.o.Limits.MaxEventTypes)]++
 	key := pendingKey(e.Type, e.Date, e.Comment)
 	if _, seen := s.st.Pending[key]; !seen {
 		s.shownRunning(e.Date)
@@ -226,7 +230,7 @@ func (s *sink) Running(e event.Event) error {
 }
 
 // end closes the response: its new known events are merged.
-func (s *sink) end() {
+func (s *listingReader) end() {
 	s.st.Known.end(&s.resp)
 	if len(s.baselineDates) > 0 {
 		s.st.Known.addBaseline(s.baselineDates)
@@ -235,7 +239,7 @@ func (s *sink) end() {
 }
 
 // runningIn counts the listed running events dated in [lo, hi].
-func (s *sink) runningIn(lo, hi int64) int64 {
+func (s *listingReader) runningIn(lo, hi int64) int64 {
 	var n int64
 	if s.inherit {
 		for _, pe := range s.st.Pending {
@@ -256,7 +260,7 @@ func (s *sink) runningIn(lo, hi int64) int64 {
 // commitRunnings makes this listing's runnings the node's running gauge and
 // pending set: a pending event no longer running has left the runnings
 // without being seen completed (it is looked for, see vanished).
-func (s *sink) commitRunnings() {
+func (s *listingReader) commitRunnings() {
 	if s.inherit {
 		return
 	}
@@ -271,11 +275,11 @@ func (s *sink) commitRunnings() {
 
 // staged is the Handler of a call whose events must apply all or nothing
 // while the poll goes on (the pages of a search, the look-ups): its events
-// wait until the call succeeded, then go through the sink. A failed call
+// wait until the call succeeded, then go through the reader. A failed call
 // then leaves the state as it was, so that what earlier calls of the poll
 // read can be kept (PartialError).
 type staged struct {
-	s    *sink
+	s    *listingReader
 	reqs []event.Event
 	runs []event.Event
 }
@@ -295,7 +299,7 @@ func (b *staged) commit() {
 }
 
 // noteLatest records a date the answer showed.
-func (s *sink) noteLatest(date int64) {
+func (s *listingReader) noteLatest(date int64) {
 	if !s.latestSet || date > s.latest {
 		s.latest, s.latestSet = date, true
 	}
@@ -303,7 +307,7 @@ func (s *sink) noteLatest(date int64) {
 }
 
 // noteFresh records when a counted event completed.
-func (s *sink) noteFresh(e event.Event) {
+func (s *listingReader) noteFresh(e event.Event) {
 	if len(s.freshEnds) >= maxFreshEnds {
 		s.freshMore++
 		return
@@ -324,7 +328,7 @@ const raceSlopMS = 100
 // those that completed later than the node's clock at the count, which was
 // at least the latest date the listing shows less gap (and raceSlopMS). A count of completed events does not hold them, so a count
 // below the known events by no more than these proves nothing.
-func (s *sink) raceCandidates(gap int64) int64 {
+func (s *listingReader) raceCandidates(gap int64) int64 {
 	if !s.latestSet {
 		return int64(s.fresh)
 	}
@@ -341,7 +345,7 @@ func (s *sink) raceCandidates(gap int64) int64 {
 // shortGap bounds how many of the events this listing counted may have
 // started after the count and completed before the listing: a console that
 // counts running events does not count them either.
-func (s *sink) shortGap(gap int64) int64 {
+func (s *listingReader) shortGap(gap int64) int64 {
 	if !s.latestSet {
 		return int64(s.fresh)
 	}

@@ -1,14 +1,14 @@
-package tracker
+package tally
 
 import "slices"
 
 // DurationBuckets are the upper bounds (seconds) of the duration
-// histograms (indexima_event_duration_seconds): from a quick metadata save to a long
-// cluster start, about five times apart. The histogram exists per node and
-// event type, so every bound is one series per (node, type): eight bounds
-// keep it at 11 series where the 15 bounds of the first version took 18 and
-// made most of a scrape's cost (docs/performance.md). Every bound is one of
-// legacyDurationBuckets, so histograms saved with those are re-binned exactly.
+// histograms: from a quick metadata save to a long cluster start, about
+// five times apart. A histogram is kept per node and event type and every
+// bound is read at each scrape, so the bounds are few: eight, where the 15
+// of the first version made most of a scrape's cost (docs/performance.md).
+// Every bound is one of legacyDurationBuckets, so histograms saved with
+// those are re-binned exactly.
 var DurationBuckets = [...]float64{.01, .1, .5, 2.5, 10, 60, 300, 1800}
 
 // legacyDurationBuckets are the bounds of state files written before the

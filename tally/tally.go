@@ -1,35 +1,34 @@
-package tracker
+package tally
 
 import (
 	"maps"
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
 // Tally is what a node's events mean: the counters of the events counted
-// since first contact and the gauges of the node's present state learned
-// from every event read. It is plain data: the collector reads it at scrape
-// time, the state file saves it.
+// since first contact and the node's present state learned from every
+// event read. It is plain data: the engine updates it, the collector reads
+// it at scrape time, the state file saves it.
 type Tally struct {
 	// Counters (events completed after first contact, each once).
-	Events           map[string]uint64     `json:"events"`    // by event label
-	Durations        map[string]*Histogram `json:"durations"` // by event label
-	Reported         uint64                `json:"reported"`  // the console's own number (selfcheck.go)
-	NodeDown         map[string]uint64     `json:"node_down"` // by down node (named when first read: DownNodeNamer)
+	Events           map[string]uint64     `json:"events"`    // by type key (TypeKey)
+	Durations        map[string]*Histogram `json:"durations"` // by type key
+	Reported         uint64                `json:"reported"`  // the console's own number (the engine's self-check)
+	NodeDown         map[string]uint64     `json:"node_down"` // by down node (named when first read)
 	MetadataUpgraded uint64                `json:"metadata_upgraded"`
-	Dropped          map[string]uint64     `json:"dropped"` // label values dropped, by label name
+	Dropped          map[string]uint64     `json:"dropped"` // names left out at the bound (Limits), by vocabulary
 	// CursorRepairs counts the cursors found ahead of the console's clock
-	// and repaired (guard.go).
+	// and repaired (the engine's guard).
 	CursorRepairs uint64 `json:"cursor_repairs,omitempty"`
 
 	// Gauges (learned from every listing, the look-back included).
-	Running         map[string]int        `json:"running"`                  // by event label, from the latest runnings
-	LastDate        map[string]int64      `json:"last_date"`                // by event label
-	NodeDownLast    map[string]int64      `json:"node_down_last,omitempty"` // date of the latest NODE_DOWN, by down node (first reads: noteNodeDown)
+	Running         map[string]int        `json:"running"`                  // by type key, from the latest runnings
+	LastDate        map[string]int64      `json:"last_date"`                // by type key
+	NodeDownLast    map[string]int64      `json:"node_down_last,omitempty"` // date of the latest NODE_DOWN, by down node (first reads: NoteNodeDown)
 	Phase           DatedValue            `json:"phase"`                    // cluster state and the date that set it
 	Indexes         map[string]IndexState `json:"indexes"`
 	Tables          map[string]int64      `json:"tables"` // loaded table -> date of its TABLE_LOADED
@@ -38,15 +37,16 @@ type Tally struct {
 	UnknownTypes    map[string]bool       `json:"unknown_types"`
 
 	// downShared is set on a clone whose NodeDown and NodeDownLast are
-	// still those of the state it was cloned from (ownDown copies them
+	// still those of the tally it was cloned from (OwnDown copies them
 	// before a write). They hold a key per node reported down, the
 	// largest maps of a busy node's state, and most polls read no
 	// NODE_DOWN: copied at every poll, they doubled during a scrape.
 	downShared bool
 }
 
-// ownDown makes NodeDown and NodeDownLast the tally's own before a write.
-func (t *Tally) ownDown() {
+// OwnDown makes NodeDown and NodeDownLast the tally's own: a caller that
+// writes them itself calls it first.
+func (t *Tally) OwnDown() {
 	if !t.downShared {
 		return
 	}
@@ -76,22 +76,8 @@ type IndexState struct {
 	Date   int64 `json:"date"`
 }
 
-// KnownTypes are the ten event types of the specification, in spec order.
-var KnownTypes = []string{
-	"CLUSTER_START", "CLUSTER_STOP", "NODE_DOWN", "CLUSTER_INIT", "MEMORY_LOW",
-	"TABLE_LOADED", "HYPER_INDEX_LOADED", "HYPER_INDEX_UNLOADED", "SAVE_METADATA", "PRELOAD_FINISHED",
-}
-
-var knownTypeSet = func() map[string]bool {
-	m := make(map[string]bool, len(KnownTypes))
-	for _, t := range KnownTypes {
-		m[t] = true
-	}
-	return m
-}()
-
-// OtherType is the event label of types beyond the bound of distinct
-// unknown names, or whose name does not look like a type name at all.
+// OtherType is the type key of types beyond the bound of distinct unknown
+// names, or whose name does not look like a type name at all.
 const OtherType = "OTHER"
 
 // typeNameRE is what a newer release's event type is expected to look like;
@@ -111,46 +97,30 @@ const (
 var ClusterStates = []string{StateStarting, StateReady, StateInitializing, StateStopped, StateUnknown}
 
 var stateOfEvent = map[string]string{
-	"CLUSTER_START":    StateStarting,
-	"PRELOAD_FINISHED": StateReady,
-	"CLUSTER_INIT":     StateInitializing,
-	"CLUSTER_STOP":     StateStopped,
+	event.ClusterStart:    StateStarting,
+	event.PreloadFinished: StateReady,
+	event.ClusterInit:     StateInitializing,
+	event.ClusterStop:     StateStopped,
 }
 
-// resetsState tells the events after which the cluster's state is learned
+// ResetsState tells the events after which the cluster's state is learned
 // again from scratch: the first-contact look-back stops at the latest one.
-func resetsState(typ string) bool {
-	return typ == "CLUSTER_START" || typ == "CLUSTER_INIT" || typ == "CLUSTER_STOP"
+func ResetsState(typ string) bool {
+	return typ == event.ClusterStart || typ == event.ClusterInit || typ == event.ClusterStop
 }
 
-// Label names whose values come from event comments, bounded per node.
-const (
-	LabelIndex    = "index"
-	LabelTable    = "table"
-	LabelDownNode = "down_node"
-)
-
-// maxLabelBytes bounds every label value taken from the cluster's data.
-const maxLabelBytes = 128
-
-// SanitizeLabel makes a comment usable as a label value: valid UTF-8 and at
-// most 128 bytes (cut on a rune boundary), surrounding blanks trimmed.
-func SanitizeLabel(s string) string {
-	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
-	if len(s) <= maxLabelBytes {
-		return s
-	}
-	cut := maxLabelBytes
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
+// Limits bound the names a node's events may add to its tally, so that a
+// node's state stays bounded whatever its console says.
+type Limits struct {
+	MaxNames      int // per node and vocabulary (tables, indexes, down nodes)
+	MaxEventTypes int // distinct unknown type names before OTHER, per node
 }
 
-// typeLabel returns the event label for an event type, admitting a new
-// unknown name into the node's set while it has room.
-func (t *Tally) typeLabel(typ string, maxUnknown int) string {
-	if knownTypeSet[typ] {
+// TypeKey returns the key of an event type in the tally's maps: the type,
+// or OtherType. A new unknown name is admitted into the node's set while it
+// has room.
+func (t *Tally) TypeKey(typ string, maxUnknown int) string {
+	if event.IsKnown(typ) {
 		return typ
 	}
 	if !typeNameRE.MatchString(typ) {
@@ -169,11 +139,11 @@ func (t *Tally) typeLabel(typ string, maxUnknown int) string {
 	return typ
 }
 
-// admitLabel reports whether name may be used as a new key of a bounded
-// label map of size n; existing keys are always admitted. A refusal is
-// counted in Dropped when count is true (the event is being counted now, so
-// the drop is counted once, not at every re-reading of the same event).
-func (t *Tally) admitLabel(label string, exists bool, n, max int, count bool) bool {
+// admit reports whether a name may be used as a new key of the bounded map
+// of a vocabulary (VocabTables, ...), of size n; existing keys are always admitted. A refusal
+// is counted in Dropped when count is true (the event is being counted now,
+// so the drop is counted once, not at every re-reading of the same event).
+func (t *Tally) admit(vocab string, exists bool, n, max int, count bool) bool {
 	if exists || n < max {
 		return true
 	}
@@ -181,24 +151,24 @@ func (t *Tally) admitLabel(label string, exists bool, n, max int, count bool) bo
 		if t.Dropped == nil {
 			t.Dropped = map[string]uint64{}
 		}
-		t.Dropped[label]++
+		t.Dropped[vocab]++
 	}
 	return false
 }
 
-// noteLastDate keeps the latest date of each event type.
-func (t *Tally) noteLastDate(e event.Event, lim Limits) {
-	label := t.typeLabel(e.Type, lim.MaxEventTypes)
+// NoteLastDate keeps the latest date of each event type.
+func (t *Tally) NoteLastDate(e event.Event, lim Limits) {
+	key := t.TypeKey(e.Type, lim.MaxEventTypes)
 	if t.LastDate == nil {
 		t.LastDate = map[string]int64{}
 	}
-	if d, ok := t.LastDate[label]; !ok || e.Date > d {
-		t.LastDate[label] = e.Date
+	if d, ok := t.LastDate[key]; !ok || e.Date > d {
+		t.LastDate[key] = e.Date
 	}
 }
 
-// noteNodeDown keeps the latest date of a NODE_DOWN per down node, by the
-// name the report was given when it was first read (downNodeName). It
+// NoteNodeDown keeps the latest date of a NODE_DOWN per down node, by the
+// name the report was given when it was first read. It
 // learns from the reports read for the first time only, the first-contact
 // look-back's included (so that a restart without the state file knows a
 // recent report again): a report read again (the late window, a listing's
@@ -206,62 +176,32 @@ func (t *Tally) noteLastDate(e event.Event, lim Limits) {
 // then, and the configuration in force now may give its number to another
 // node. The date decides, so reading a report twice changes nothing. A
 // down node beyond the bound is left out here and counted as dropped by
-// countEvent, once.
-func (t *Tally) noteNodeDown(name string, date int64, lim Limits) {
+// Count, once.
+func (t *Tally) NoteNodeDown(name string, date int64, lim Limits) {
 	d, ok := t.NodeDownLast[name]
-	if !t.admitLabel(LabelDownNode, ok, len(t.NodeDownLast), lim.MaxLabelValues, false) {
+	if !t.admit(VocabDownNodes, ok, len(t.NodeDownLast), lim.MaxNames, false) {
 		return
 	}
 	if ok && date <= d {
 		return
 	}
-	t.ownDown()
+	t.OwnDown()
 	if t.NodeDownLast == nil {
 		t.NodeDownLast = map[string]int64{}
 	}
 	t.NodeDownLast[name] = date
 }
 
-// DownNodeKey is the down-node key of a NODE_DOWN comment: the comment as
-// a label value (the node's number, in the specification), "unknown" when
-// empty. Options.DownNodeName names a node from it.
-func DownNodeKey(comment string) string {
-	if name := SanitizeLabel(comment); name != "" {
-		return name
-	}
-	return "unknown"
-}
-
-// nameDownNode is the name of the down node of key by name (nil: the key),
-// as a label value; the key when the name is empty.
-func nameDownNode(name DownNodeNamer, key string) string {
-	if name == nil {
-		return key
-	}
-	if n := SanitizeLabel(name(key)); n != "" {
-		return n
-	}
-	return key
-}
-
-// NodeNumber reads a down-node key as the number of the node reported
-// down (a NODE_DOWN comment is one, spec section 6); ok is false for a key
-// that is no number.
-func NodeNumber(key string) (n int, ok bool) {
-	n, err := strconv.Atoi(key)
-	return n, err == nil
-}
-
-// applyState updates what a completed event tells about the node's present
+// Apply updates what a completed event tells about the node's present
 // state. It is idempotent and decided by event date (the latest wins), so an
 // event read twice, or out of order, changes nothing. count says whether the
-// event is being counted now (only then is a dropped label counted).
-func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
+// event is being counted now (only then is a dropped name counted).
+func (t *Tally) Apply(e event.Event, lim Limits, count bool) {
 	if s, ok := stateOfEvent[e.Type]; ok && e.Date >= t.Phase.Date {
 		t.Phase = DatedValue{Value: s, Date: e.Date}
 	}
 	switch e.Type {
-	case "CLUSTER_START", "CLUSTER_STOP":
+	case event.ClusterStart, event.ClusterStop:
 		// A (re)start or a stop unloads every table.
 		if e.Date > t.TablesClearedAt {
 			t.TablesClearedAt = e.Date
@@ -271,13 +211,13 @@ func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
 				}
 			}
 		}
-	case "TABLE_LOADED":
-		name := SanitizeLabel(e.Comment)
+	case event.TableLoaded:
+		name := Name(e.Comment)
 		if name == "" || e.Date < t.TablesClearedAt {
 			return
 		}
 		d, ok := t.Tables[name]
-		if !t.admitLabel(LabelTable, ok, len(t.Tables), lim.MaxLabelValues, count) {
+		if !t.admit(VocabTables, ok, len(t.Tables), lim.MaxNames, count) {
 			return
 		}
 		if t.Tables == nil {
@@ -286,8 +226,8 @@ func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
 		if !ok || e.Date > d {
 			t.Tables[name] = e.Date
 		}
-	case "HYPER_INDEX_LOADED", "HYPER_INDEX_UNLOADED":
-		name := SanitizeLabel(e.Comment)
+	case event.HyperIndexLoaded, event.HyperIndexUnloaded:
+		name := Name(e.Comment)
 		if name == "" {
 			return
 		}
@@ -295,51 +235,51 @@ func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
 		if ok && cur.Date > e.Date {
 			return
 		}
-		if !t.admitLabel(LabelIndex, ok, len(t.Indexes), lim.MaxLabelValues, count) {
+		if !t.admit(VocabIndexes, ok, len(t.Indexes), lim.MaxNames, count) {
 			return
 		}
 		if t.Indexes == nil {
 			t.Indexes = map[string]IndexState{}
 		}
-		t.Indexes[name] = IndexState{Loaded: e.Type == "HYPER_INDEX_LOADED", Date: e.Date}
-	case "PRELOAD_FINISHED":
+		t.Indexes[name] = IndexState{Loaded: e.Type == event.HyperIndexLoaded, Date: e.Date}
+	case event.PreloadFinished:
 		if n, ok := parseCount(e.Comment); ok && (!t.Preload.Known || e.Date >= t.Preload.Date) {
 			t.Preload = DatedNumber{Value: n, Date: e.Date, Known: true}
 		}
 	}
 }
 
-// countEvent adds a completed event to the counters. Called exactly once per
-// event completed after first contact; down is a NODE_DOWN's down node, as
-// named when first read.
-func (t *Tally) countEvent(e event.Event, down string, lim Limits) {
-	label := t.typeLabel(e.Type, lim.MaxEventTypes)
+// Count adds a completed event to the counters. The engine calls it exactly
+// once per event completed after first contact; down is a NODE_DOWN's down
+// node, as named when first read.
+func (t *Tally) Count(e event.Event, down string, lim Limits) {
+	key := t.TypeKey(e.Type, lim.MaxEventTypes)
 	if t.Events == nil {
 		t.Events = map[string]uint64{}
 	}
-	t.Events[label]++
+	t.Events[key]++
 	if e.HasDuration && e.Duration >= 0 {
 		if t.Durations == nil {
 			t.Durations = map[string]*Histogram{}
 		}
-		h := t.Durations[label]
+		h := t.Durations[key]
 		if h == nil {
 			h = &Histogram{}
-			t.Durations[label] = h
+			t.Durations[key] = h
 		}
 		h.Observe(float64(e.Duration) / 1000)
 	}
 	switch e.Type {
-	case "NODE_DOWN":
+	case event.NodeDown:
 		_, ok := t.NodeDown[down]
-		if t.admitLabel(LabelDownNode, ok, len(t.NodeDown), lim.MaxLabelValues, true) {
-			t.ownDown()
+		if t.admit(VocabDownNodes, ok, len(t.NodeDown), lim.MaxNames, true) {
+			t.OwnDown()
 			if t.NodeDown == nil {
 				t.NodeDown = map[string]uint64{}
 			}
 			t.NodeDown[down]++
 		}
-	case "SAVE_METADATA":
+	case event.SaveMetadata:
 		if n, ok := parseCount(e.Comment); ok {
 			t.MetadataUpgraded += uint64(n)
 		}
@@ -356,14 +296,16 @@ func parseCount(s string) (int64, bool) {
 	return n, true
 }
 
-func (t Tally) clone() Tally {
+// Clone copies the tally for a poll to work on: the copy shares nothing
+// it may write with t.
+func (t Tally) Clone() Tally {
 	c := t
 	c.Events = cloneVocab(t.Events)
 	c.Durations = make(map[string]*Histogram, len(t.Durations))
 	for k, h := range t.Durations {
 		c.Durations[k] = h.clone()
 	}
-	c.downShared = true // NodeDown and NodeDownLast: ownDown
+	c.downShared = true // NodeDown and NodeDownLast: OwnDown
 	c.Dropped = cloneVocab(t.Dropped)
 	c.Running = cloneVocab(t.Running)
 	c.LastDate = cloneVocab(t.LastDate)
@@ -383,12 +325,4 @@ func cloneVocab[K comparable, V any](m map[K]V) map[K]V {
 		return map[K]V{}
 	}
 	return maps.Clone(m)
-}
-
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	c := make(map[K]V, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
