@@ -226,7 +226,7 @@ func TestLoginOutcomeReportedOnce(t *testing.T) {
 		c := newClient(t, refusingURL(t), nil)
 		loginFirst(c)
 		_, err := c.Version(ctxT(t), node1)
-		checkError(t, err, KindConsoleUnreachable, EndpointLogin)
+		wantError(t, err, KindConsoleUnreachable, EndpointLogin)
 		if c.obs.login(LoginError) != 1 || len(c.obs.logins) != 1 {
 			t.Fatalf("observer logins %v, want one error", c.obs.logins)
 		}
@@ -252,7 +252,7 @@ func TestLoginOutcomeReportedOnce(t *testing.T) {
 		c := newClient(t, sim.URL(), func(c *Config) { c.Password = "wrong" })
 		loginFirst(c)
 		_, err := c.events(ctxT(t), node1)
-		checkError(t, err, KindBadCredentials, EndpointLogin)
+		wantError(t, err, KindBadCredentials, EndpointLogin)
 		// The refusal is the login's outcome; the caller adds no error.
 		if c.obs.login(LoginFailure) != 1 || len(c.obs.logins) != 1 {
 			t.Fatalf("observer logins %v, want one failure", c.obs.logins)

@@ -251,8 +251,8 @@ func readErrorBody(resp *http.Response) (excerpt, message string) {
 }
 
 // sanitize makes body bytes safe to show: valid UTF-8, control characters
-// escaped, at most max bytes (an ellipsis marks a cut).
-func sanitize(b []byte, max int) string {
+// escaped, at most limit bytes (an ellipsis marks a cut).
+func sanitize(b []byte, limit int) string {
 	const ellipsis = "..."
 	var sb strings.Builder
 	cut := 0 // length of the output that still leaves room for the ellipsis
@@ -274,11 +274,11 @@ func sanitize(b []byte, max int) string {
 			piece = string(b[i : i+size])
 		}
 		i += size
-		if sb.Len()+len(piece) > max {
+		if sb.Len()+len(piece) > limit {
 			return sb.String()[:cut] + ellipsis
 		}
 		sb.WriteString(piece)
-		if sb.Len() <= max-len(ellipsis) {
+		if sb.Len() <= limit-len(ellipsis) {
 			cut = sb.Len()
 		}
 	}

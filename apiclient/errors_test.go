@@ -31,6 +31,12 @@ func checkError(t *testing.T, err error, kind Kind, endpoint string) *Error {
 	return e
 }
 
+// wantError is checkError where the test needs nothing more of the error.
+func wantError(t *testing.T, err error, kind Kind, endpoint string) {
+	t.Helper()
+	_ = checkError(t, err, kind, endpoint)
+}
+
 // kindOf returns the Kind of an *Error in err's chain, or 0 when there is
 // none (for example an error returned by an event.Handler).
 func kindOf(err error) Kind {
@@ -62,7 +68,7 @@ func TestConsoleUnreachable(t *testing.T) {
 	t.Run("closed port", func(t *testing.T) {
 		c := newClient(t, refusingURL(t), nil)
 		_, err := c.Version(ctxT(t), node1)
-		checkError(t, err, KindConsoleUnreachable, EndpointLogin)
+		wantError(t, err, KindConsoleUnreachable, EndpointLogin)
 		if c.obs.login(LoginError) != 1 || !c.obs.saw("login error") {
 			t.Fatalf("observer: %v %v", c.obs.requests, c.obs.logins)
 		}
@@ -83,7 +89,7 @@ func TestConsoleUnreachable(t *testing.T) {
 		}
 		sim.SetConsoleFault(simulator.Fault{Down: true})
 		_, err := c.EventCount(ctxT(t), node1, 0, 1)
-		checkError(t, err, KindConsoleUnreachable, EndpointEventCount)
+		wantError(t, err, KindConsoleUnreachable, EndpointEventCount)
 	})
 	t.Run("login hangs", func(t *testing.T) {
 		sim, _ := newSim(t, nil)
@@ -135,7 +141,7 @@ func TestNodeUnreachable(t *testing.T) {
 
 	// An unknown node: the simulated console answers 502 "cannot reach node".
 	_, err = c.Version(ctx, Node{Host: "nowhere.example", Port: 1})
-	checkError(t, err, KindNodeUnreachable, EndpointVersion)
+	wantError(t, err, KindNodeUnreachable, EndpointVersion)
 }
 
 func TestMalformedBodies(t *testing.T) {
@@ -194,7 +200,7 @@ func TestMalformedBodies(t *testing.T) {
 				// is a shape the count decoder accepts by design.
 				if kind != simulator.BodyWrongShape {
 					_, err = c.EventCount(ctx, node1, 0, 1)
-					checkError(t, err, KindMalformed, EndpointEventCount)
+					wantError(t, err, KindMalformed, EndpointEventCount)
 				}
 				// The client is not stuck: without the fault all is well.
 				sim.ClearFaults()
@@ -215,9 +221,9 @@ func TestRefused(t *testing.T) {
 		t.Fatalf("error %v", e)
 	}
 	_, err = c.eventRange(ctx, node1, event.Order("sideways"), 0, 1, 1)
-	checkError(t, err, KindRefused, EndpointEventAsc)
+	wantError(t, err, KindRefused, EndpointEventAsc)
 	_, err = c.Version(ctx, Node{})
-	checkError(t, err, KindRefused, EndpointVersion)
+	wantError(t, err, KindRefused, EndpointVersion)
 }
 
 // TestBombDoesNotExpandInMemory: the simulator's gzip bomb (10 GiB of
@@ -255,7 +261,7 @@ func TestErrorShowsTheBodyOnce(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadGateway)
-		io.WriteString(w, body)
+		_, _ = io.WriteString(w, body) // the client reads what arrives
 	}))
 	defer srv.Close()
 	c := newClient(t, srv.URL, func(c *Config) { c.Username, c.Password = "", "" })

@@ -313,7 +313,9 @@ func (s *scanner) numberToken(what string) ([]byte, error) {
 		}
 	}
 	// The number reaches the end of the buffer: continue in scratch.
-	out := append(s.scratch[:0], s.buf[start:]...)
+	// scratch's array is reused from call to call (kept in s.scratch below).
+	out := s.scratch[:0]
+	out = append(out, s.buf[start:]...)
 	s.pos = len(s.buf)
 	for s.fill() {
 		c := s.buf[s.pos]

@@ -18,7 +18,7 @@ func TestTLS(t *testing.T) {
 
 	c := newClient(t, srv.URL, nil)
 	_, err := c.Version(ctx, node1)
-	checkError(t, err, KindConsoleUnreachable, EndpointLogin)
+	wantError(t, err, KindConsoleUnreachable, EndpointLogin)
 
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})

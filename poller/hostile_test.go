@@ -73,7 +73,7 @@ func heapAllocated() uint64 {
 func TestHostileHeadsEndAsOneFailedPoll(t *testing.T) {
 	const gib = 1 << 30
 	endless := func(w *bufio.Writer) error {
-		w.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Endless: ")
+		_, _ = w.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Endless: ")
 		chunk := []byte(strings.Repeat("a", 32<<10))
 		for sent := 0; sent < gib; sent += len(chunk) { // a gibibyte at most
 			if _, err := w.Write(chunk); err != nil {
@@ -85,19 +85,19 @@ func TestHostileHeadsEndAsOneFailedPoll(t *testing.T) {
 	continues := func(n int) func(w *bufio.Writer) error {
 		return func(w *bufio.Writer) error {
 			for range n {
-				w.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
+				_, _ = w.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
 			}
-			w.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"count\": 1}")
+			_, _ = w.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"count\": 1}")
 			return nil
 		}
 	}
 	fields := func(n int) func(w *bufio.Writer) error {
 		return func(w *bufio.Writer) error {
-			w.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+			_, _ = w.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
 			for i := range n {
 				fmt.Fprintf(w, "X-F%d: v\r\n", i)
 			}
-			w.WriteString("Content-Length: 12\r\n\r\n{\"count\": 1}")
+			_, _ = w.WriteString("Content-Length: 12\r\n\r\n{\"count\": 1}")
 			return nil
 		}
 	}

@@ -140,10 +140,10 @@ func randomReadings(r *rand.Rand) simulator.Readings {
 		rd.MaxLimit = 6 + r.IntN(20)
 	}
 	rd.CountRunning = r.IntN(2) == 0
-	switch x := r.IntN(10); {
-	case x == 0:
+	switch r.IntN(10) {
+	case 0:
 		rd.RetainFor = time.Duration(4+r.IntN(12)) * time.Minute
-	case x == 1:
+	case 1:
 		rd.RetainLast = 60 + r.IntN(400)
 	}
 	rd.AbortOnStop = r.IntN(3) == 0
@@ -286,9 +286,9 @@ func (sc scenario) run(t testing.TB) outcome {
 		}
 		return n
 	}
-	// clear tells a poll whose view the engine can act on: whole, and the
+	// whole tells a poll whose view the engine can act on: whole, and the
 	// node's clock not behind where it was (a rewind hides what was read).
-	markDone := func(now int64, clear bool) {
+	markDone := func(now int64, whole bool) {
 		visible, counted := sim.Visible(node), sim.Countable(node)
 		for _, e := range sim.Truth(node) {
 			if !(e.Seq > baseSeq || e.CompletedAt > base) {
@@ -306,7 +306,7 @@ func (sc scenario) run(t testing.TB) outcome {
 			done[e.Seq] = e.Type
 			if visible[e.Seq] {
 				seenAny[e.Seq] = true
-				if clear {
+				if whole {
 					seen[e.Seq]++
 				}
 			}

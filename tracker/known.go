@@ -181,7 +181,8 @@ func (k *known) merge(add []kEntry) {
 		}
 	}
 	out = append(out, old[i:]...)
-	k.entries = append(out, add[j:]...)
+	out = append(out, add[j:]...)
+	k.entries = out
 }
 
 func cmpEntry(a, b kEntry) int {

@@ -111,18 +111,6 @@ func toEvent(e simulator.Event, completed bool) event.Event {
 	return event.Event{Type: e.Type, Date: e.Date, Comment: e.Comment}
 }
 
-// truthCount counts the node's events that completed after first contact
-// (node time base) and by the node's now, by type.
-func truthCount(sim *simulator.Simulator, node string, base, now int64) map[string]uint64 {
-	out := map[string]uint64{}
-	for _, e := range sim.Truth(node) {
-		if e.CompletedAt > base && e.CompletedAt <= now {
-			out[e.Type]++
-		}
-	}
-	return out
-}
-
 func sum(m map[string]uint64) uint64 {
 	var n uint64
 	for _, v := range m {

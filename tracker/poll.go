@@ -262,10 +262,10 @@ func (p *pollRun) relistable(st *State, s *listingReader, from int64) bool {
 // the newest): what lies between is read by this page, however long after
 // the cut it comes (polls an hour apart).
 func (p *pollRun) relistFrom(st *State) int64 {
-	cap := st.ListCap
+	listCap := st.ListCap
 	st.ListCap = 0
 	from, _ := p.listingFrom(st)
-	st.ListCap = cap
+	st.ListCap = listCap
 	if st.CutFrom != 0 {
 		from = min(from, max(st.CutFrom, st.Floor))
 	}
@@ -348,17 +348,19 @@ func (p *pollRun) afterListing(ctx context.Context, st *State, s *listingReader,
 	x := p.excess(st, lo, end, count)
 	if trusted {
 		expect := s.runningIn(lo, min(end, c0)) + st.abandonedIn(lo, end)
-		if s.inherit && !(int64(s.fresh) >= st.Deferred && !s.pageCut) {
-			// A page that did not read what the listing left to it (cut
-			// at a cap it does not show): its count tells nothing.
-		} else if s.inherit && end <= c0 {
+		// A page that did not read what the listing left to it (cut at a
+		// cap it does not show): its count tells nothing.
+		pageTellsNothing := s.inherit && !(int64(s.fresh) >= st.Deferred && !s.pageCut)
+		switch {
+		case pageTellsNothing:
+		case s.inherit && end <= c0:
 			// A count up to the previous listing's cursor, then a page
 			// that lists what completed: the running events it leaves
 			// are exactly those a console that counts them counts (no
 			// race: they started before the count, and those completed
 			// since are known now).
 			st.Semantics.inherited(x, expect)
-		} else {
+		default:
 			st.Semantics.vote(x, expect, s.shortGap(gap))
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/indexima-exporter/indexima_exporter/event"
 )
 
-// Consoles that forget.
+// Retention is what the engine learned of a console that forgets.
 //
 // The specification says nothing of how long a console keeps a node's
 // events. One that forgets them (after a while, or beyond the newest N)

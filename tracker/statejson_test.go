@@ -136,11 +136,11 @@ func TestAppendJSONIsEncodingJSON(t *testing.T) {
 	}
 	// The filled states set every field: check that none stayed zero in all
 	// of them, or the comparison would not cover it.
-	var any State
+	var union State
 	for _, st := range states {
-		markSet(reflect.ValueOf(&any).Elem(), reflect.ValueOf(st).Elem())
+		markSet(reflect.ValueOf(&union).Elem(), reflect.ValueOf(st).Elem())
 	}
-	checkAllSet(t, "State", reflect.ValueOf(any))
+	checkAllSet(t, "State", reflect.ValueOf(union))
 }
 
 // markSet sets in acc (to a non-zero value) every field non-zero in v.
