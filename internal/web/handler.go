@@ -38,8 +38,9 @@ type Options struct {
 	// Registerer receives the metrics of the /metrics handler itself.
 	Registerer prometheus.Registerer
 	// Gather gives what /metrics serves, polled within the scrape's
-	// deadline (its context).
-	Gather func(context.Context) prometheus.Gatherer
+	// deadline (its context); its done is called once the answer is
+	// written.
+	Gather func(context.Context) prometheus.TransactionalGatherer
 	Probe  http.Handler // /probe
 	Status http.Handler // /status
 	Events http.Handler // /events
@@ -60,7 +61,7 @@ func NewHandler(o Options) (http.Handler, error) {
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := scrapeContext(req, o.TimeoutOffset)
 		defer cancel()
-		promhttp.HandlerFor(o.Gather(ctx), opts).ServeHTTP(w, req)
+		promhttp.HandlerForTransactional(o.Gather(ctx), opts).ServeHTTP(w, req)
 	})
 	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(o.Registerer, fastGzip(metrics, nil)))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
