@@ -247,7 +247,7 @@ func TestRelearnCutByTheDeadlineStands(t *testing.T) {
 	}
 	// The dates lost (as Repair drops them beyond the label bound).
 	st = st.Clone()
-	st.ownDown()
+	st.own(partDown)
 	st.NodeDownLast, st.RelearnNodeDown = nil, true
 	clock.Advance(time.Second)
 	ctx, cancel := context.WithCancel(context.Background())

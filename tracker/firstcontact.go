@@ -179,6 +179,7 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	if st.Since == 0 {
 		st.Since = p.o.Now().UnixMilli()
 	}
+	st.own(partEvents)
 	if st.Events == nil {
 		st.Events = map[string]uint64{}
 	}

@@ -17,12 +17,13 @@ func (st *State) Repair(lim Limits) {
 		st.Floor, st.Origin = st.Cursor, st.Cursor
 		st.Check.LastFull = st.Cursor
 	}
+	st.own(allParts) // a clone's maps are copied before they are written (cow.go)
 	for k, h := range st.Durations {
 		switch {
 		case h == nil || !validEventLabel(k):
 			delete(st.Durations, k)
 		default:
-			h.rebin()
+			st.histogram(k).rebin()
 		}
 	}
 	for k, p := range st.Pending {
@@ -47,7 +48,6 @@ func (st *State) Repair(lim Limits) {
 	if dropBadKeys(st.Indexes, validValue); len(st.Indexes) > lim.MaxLabelValues {
 		st.Indexes = nil
 	}
-	st.ownDown()
 	if dropBadKeys(st.NodeDown, validValue); len(st.NodeDown) > lim.MaxLabelValues {
 		st.NodeDown = nil
 	}

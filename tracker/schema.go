@@ -30,7 +30,7 @@ func (st *State) Upgrade(name DownNodeNamer) {
 	if !st.Contacted || st.Schema >= Schema {
 		return
 	}
-	st.ownDown()
+	st.own(partDown)
 	if len(st.NodeDown) > 0 {
 		named := make(map[string]uint64, len(st.NodeDown))
 		for k, n := range st.NodeDown {

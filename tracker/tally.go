@@ -37,24 +37,11 @@ type Tally struct {
 	Preload         DatedNumber           `json:"preload"`
 	UnknownTypes    map[string]bool       `json:"unknown_types"`
 
-	// downShared is set on a clone whose NodeDown and NodeDownLast are
-	// still those of the state it was cloned from (ownDown copies them
-	// before a write). They hold a key per node reported down, the
-	// largest maps of a busy node's state, and most polls read no
-	// NODE_DOWN: copied at every poll, they doubled during a scrape.
-	downShared bool
-}
-
-// ownDown makes NodeDown and NodeDownLast the tally's own before a write.
-func (t *Tally) ownDown() {
-	if !t.downShared {
-		return
-	}
-	t.downShared = false
-	t.NodeDown = cloneVocab(t.NodeDown)
-	if t.NodeDownLast != nil {
-		t.NodeDownLast = maps.Clone(t.NodeDownLast)
-	}
+	// shared are the maps still those of the state this tally was cloned
+	// from, which own copies before a write (cow.go); ownedHists the
+	// histograms copied since.
+	shared     tallyParts
+	ownedHists []*Histogram
 }
 
 // DatedValue is a value and the date of the event that set it.
@@ -162,6 +149,7 @@ func (t *Tally) typeLabel(typ string, maxUnknown int) string {
 	if len(t.UnknownTypes) >= maxUnknown {
 		return OtherType
 	}
+	t.own(partUnknownTypes)
 	if t.UnknownTypes == nil {
 		t.UnknownTypes = map[string]bool{}
 	}
@@ -178,6 +166,7 @@ func (t *Tally) admitLabel(label string, exists bool, n, max int, count bool) bo
 		return true
 	}
 	if count {
+		t.own(partDropped)
 		if t.Dropped == nil {
 			t.Dropped = map[string]uint64{}
 		}
@@ -189,10 +178,11 @@ func (t *Tally) admitLabel(label string, exists bool, n, max int, count bool) bo
 // noteLastDate keeps the latest date of each event type.
 func (t *Tally) noteLastDate(e event.Event, lim Limits) {
 	label := t.typeLabel(e.Type, lim.MaxEventTypes)
-	if t.LastDate == nil {
-		t.LastDate = map[string]int64{}
-	}
 	if d, ok := t.LastDate[label]; !ok || e.Date > d {
+		t.own(partLastDate)
+		if t.LastDate == nil {
+			t.LastDate = map[string]int64{}
+		}
 		t.LastDate[label] = e.Date
 	}
 }
@@ -215,7 +205,7 @@ func (t *Tally) noteNodeDown(name string, date int64, lim Limits) {
 	if ok && date <= d {
 		return
 	}
-	t.ownDown()
+	t.own(partDown)
 	if t.NodeDownLast == nil {
 		t.NodeDownLast = map[string]int64{}
 	}
@@ -265,6 +255,9 @@ func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
 		// A (re)start or a stop unloads every table.
 		if e.Date > t.TablesClearedAt {
 			t.TablesClearedAt = e.Date
+			if len(t.Tables) > 0 {
+				t.own(partTables)
+			}
 			for name, d := range t.Tables {
 				if d < e.Date {
 					delete(t.Tables, name)
@@ -280,10 +273,11 @@ func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
 		if !t.admitLabel(LabelTable, ok, len(t.Tables), lim.MaxLabelValues, count) {
 			return
 		}
-		if t.Tables == nil {
-			t.Tables = map[string]int64{}
-		}
 		if !ok || e.Date > d {
+			t.own(partTables)
+			if t.Tables == nil {
+				t.Tables = map[string]int64{}
+			}
 			t.Tables[name] = e.Date
 		}
 	case "HYPER_INDEX_LOADED", "HYPER_INDEX_UNLOADED":
@@ -298,10 +292,15 @@ func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
 		if !t.admitLabel(LabelIndex, ok, len(t.Indexes), lim.MaxLabelValues, count) {
 			return
 		}
+		now := IndexState{Loaded: e.Type == "HYPER_INDEX_LOADED", Date: e.Date}
+		if ok && cur == now {
+			return // read again: nothing to write (and no copy to make, cow.go)
+		}
+		t.own(partIndexes)
 		if t.Indexes == nil {
 			t.Indexes = map[string]IndexState{}
 		}
-		t.Indexes[name] = IndexState{Loaded: e.Type == "HYPER_INDEX_LOADED", Date: e.Date}
+		t.Indexes[name] = now
 	case "PRELOAD_FINISHED":
 		if n, ok := parseCount(e.Comment); ok && (!t.Preload.Known || e.Date >= t.Preload.Date) {
 			t.Preload = DatedNumber{Value: n, Date: e.Date, Known: true}
@@ -314,6 +313,7 @@ func (t *Tally) applyState(e event.Event, lim Limits, count bool) {
 // named when first read.
 func (t *Tally) countEvent(e event.Event, down string, lim Limits) {
 	label := t.typeLabel(e.Type, lim.MaxEventTypes)
+	t.own(partEvents)
 	if t.Events == nil {
 		t.Events = map[string]uint64{}
 	}
@@ -322,18 +322,13 @@ func (t *Tally) countEvent(e event.Event, down string, lim Limits) {
 		if t.Durations == nil {
 			t.Durations = map[string]*Histogram{}
 		}
-		h := t.Durations[label]
-		if h == nil {
-			h = &Histogram{}
-			t.Durations[label] = h
-		}
-		h.Observe(float64(e.Duration) / 1000)
+		t.histogram(label).Observe(float64(e.Duration) / 1000)
 	}
 	switch e.Type {
 	case "NODE_DOWN":
 		_, ok := t.NodeDown[down]
 		if t.admitLabel(LabelDownNode, ok, len(t.NodeDown), lim.MaxLabelValues, true) {
-			t.ownDown()
+			t.own(partDown)
 			if t.NodeDown == nil {
 				t.NodeDown = map[string]uint64{}
 			}
@@ -354,23 +349,6 @@ func parseCount(s string) (int64, bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-func (t Tally) clone() Tally {
-	c := t
-	c.Events = cloneVocab(t.Events)
-	c.Durations = make(map[string]*Histogram, len(t.Durations))
-	for k, h := range t.Durations {
-		c.Durations[k] = h.clone()
-	}
-	c.downShared = true // NodeDown and NodeDownLast: ownDown
-	c.Dropped = cloneVocab(t.Dropped)
-	c.Running = cloneVocab(t.Running)
-	c.LastDate = cloneVocab(t.LastDate)
-	c.Indexes = cloneVocab(t.Indexes)
-	c.Tables = cloneVocab(t.Tables)
-	c.UnknownTypes = cloneVocab(t.UnknownTypes)
-	return c
 }
 
 // cloneVocab copies a map of the tally (never nil: an empty map for nil).
