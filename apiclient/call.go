@@ -121,7 +121,11 @@ func (c *Client) attempt(ctx context.Context, rq *request, token string, decode 
 	if rq.body == nil {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
-	c.setHeaders(req, rq, token)
+	if rq.monitor && rq.body == nil {
+		req.Header = c.heads.of(rq, token, func(h http.Header) { c.setHeaders(h, rq, token) })
+	} else {
+		c.setHeaders(req.Header, rq, token)
+	}
 
 	start := time.Now()
 	code := "error"
@@ -221,8 +225,7 @@ func isDecodeError(err error) bool {
 	return errors.As(err, &se) || errors.As(err, &tl) || errors.As(err, &ge)
 }
 
-func (c *Client) setHeaders(req *http.Request, rq *request, token string) {
-	h := req.Header
+func (c *Client) setHeaders(h http.Header, rq *request, token string) {
 	h.Set("Accept", "application/json")
 	if !c.noGzip {
 		// Every call, a count's too (a few bytes): the field notes require

@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,10 @@ type Exporter struct {
 	logger log.Logger
 	subs   []namedCollector
 	want   poller.InfoCalls // the info calls the enabled sub-collectors read
+
+	// spare is the families of the latest /metrics answer, emptied, for
+	// the next scrape (families.go); nil while a scrape writes them.
+	spare atomic.Pointer[familySink]
 
 	mu     sync.Mutex
 	set    *poller.Set // the configuration clusters was made for

@@ -30,21 +30,40 @@ import (
 // registry would hold (TestFamiliesAreWhatTheRegistryGathers). Collect and
 // NodeCollector (/probe) still go through a registry.
 
-// ScrapeGatherer returns a Gatherer of the scrape Scrape(ctx) describes:
-// every node polled within ctx's deadline, its series gathered without a
-// registry. Each Gather polls again.
-func (e *Exporter) ScrapeGatherer(ctx context.Context) prometheus.Gatherer {
-	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-		var s familySink
-		e.collect(ctx, &s, e.seriesOf(e.p.Current()))
-		return s.gathered(), nil
-	})
+// ScrapeGatherer returns a TransactionalGatherer of the scrape Scrape(ctx)
+// describes: every node polled within ctx's deadline, its series gathered
+// without a registry. Each Gather polls again. The families a Gather
+// returns are the exporter's until its done is called (once the answer is
+// written): they are then emptied and written again by the next scrape,
+// so that a scrape makes no new families, series or label pairs
+// (docs/performance.md, "What a scrape allocates"). A scrape that overlaps
+// another (two Prometheus servers) writes into families of its own.
+func (e *Exporter) ScrapeGatherer(ctx context.Context) prometheus.TransactionalGatherer {
+	return scrapeGatherer{e, ctx}
 }
 
-// familySink writes each series into its family. It is one scrape's: not
-// safe for concurrent use.
+type scrapeGatherer struct {
+	e   *Exporter
+	ctx context.Context
+}
+
+func (g scrapeGatherer) Gather() ([]*dto.MetricFamily, func(), error) {
+	s := g.e.spare.Swap(nil)
+	if s == nil {
+		s = new(familySink)
+	}
+	g.e.collect(g.ctx, s, g.e.seriesOf(g.e.p.Current()))
+	return s.gathered(), func() {
+		s.reset()
+		g.e.spare.Store(s)
+	}, nil
+}
+
+// familySink writes each series into its family. It is one scrape's at a
+// time: not safe for concurrent use; reset empties it for the next.
 type familySink struct {
-	fams []*dto.MetricFamily // by family index (familyIndex)
+	fams   []*dto.MetricFamily // by family index (familyIndex)
+	sorted []*dto.MetricFamily // gathered's answer
 
 	metrics  slab[dto.Metric]
 	gauges   slab[dto.Gauge]
@@ -52,6 +71,24 @@ type familySink struct {
 	floats   slab[float64]
 	pairs    slab[*dto.LabelPair]
 	hists    slab[nodeHistogram]
+}
+
+// reset empties the families and slabs, keeping their memory.
+func (s *familySink) reset() {
+	for _, f := range s.fams {
+		if f != nil {
+			clear(f.Metric) // no pointer into the last scrape's series is kept
+			f.Metric = f.Metric[:0]
+		}
+	}
+	clear(s.sorted)
+	s.sorted = s.sorted[:0]
+	s.metrics.reset()
+	s.gauges.reset()
+	s.counters.reset()
+	s.floats.reset()
+	s.pairs.reset()
+	s.hists.reset()
 }
 
 var (
@@ -67,9 +104,12 @@ func (s *familySink) metric(fam int, name, help *string, typ *dto.MetricType) *d
 		s.fams = append(s.fams, make([]*dto.MetricFamily, fam+1-len(s.fams))...)
 	}
 	f := s.fams[fam]
-	if f == nil { // kept, emptied, by reset
-		f = &dto.MetricFamily{Name: name, Help: help, Type: typ}
+	if f == nil {
+		f = &dto.MetricFamily{}
 		s.fams[fam] = f
+	}
+	if len(f.Metric) == 0 { // new, or emptied by reset (a reload may have made new descriptors)
+		f.Name, f.Help, f.Type = name, help, typ
 	}
 	m := s.metrics.next()
 	f.Metric = append(f.Metric, m)
@@ -130,24 +170,27 @@ func (s *familySink) scrapeGauge(d *scrapeDesc, value float64, labelValues ...st
 
 // gathered returns the families written, sorted by name.
 func (s *familySink) gathered() []*dto.MetricFamily {
-	out := make([]*dto.MetricFamily, 0, len(s.fams))
+	out := s.sorted[:0]
 	for _, f := range s.fams {
 		if f != nil && len(f.Metric) > 0 {
 			out = append(out, f)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	s.sorted = out
 	return out
 }
 
 // slab hands out values of T from arrays of slabSize (one allocation per
-// slabSize values), zeroed.
+// slabSize values), zeroed; reset hands the same arrays out again.
 type slab[T any] struct {
 	arrays [][]T
 	a, i   int // the next value is arrays[a][i]
 }
 
 const slabSize = 256
+
+func (s *slab[T]) reset() { s.a, s.i = 0, 0 }
 
 func (s *slab[T]) next() *T { return &s.take(1)[0] }
 

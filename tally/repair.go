@@ -9,12 +9,13 @@ import "github.com/indexima-exporter/indexima_exporter/event"
 // that the dates of the latest NODE_DOWN reports were dropped (the engine
 // learns them again).
 func (t *Tally) Repair(lim Limits) (lostDownDates bool) {
+	t.own(allParts) // a clone's maps are copied before they are written (cow.go)
 	for k, h := range t.Durations {
 		switch {
 		case h == nil || !validTypeKey(k):
 			delete(t.Durations, k)
 		default:
-			h.rebin()
+			t.histogram(k).rebin()
 		}
 	}
 	dropBadKeys(t.Events, validTypeKey)
@@ -34,7 +35,6 @@ func (t *Tally) Repair(lim Limits) (lostDownDates bool) {
 	if dropBadKeys(t.Indexes, validName); len(t.Indexes) > lim.MaxNames {
 		t.Indexes = nil
 	}
-	t.OwnDown()
 	if dropBadKeys(t.NodeDown, validName); len(t.NodeDown) > lim.MaxNames {
 		t.NodeDown = nil
 	}
@@ -49,7 +49,7 @@ func (t *Tally) Repair(lim Limits) (lostDownDates bool) {
 // earlier schema kept them by key): reports that name one node merge, their
 // counts added and the latest date kept.
 func (t *Tally) RenameDownNodes(name func(key string) string) {
-	t.OwnDown()
+	t.own(partDown)
 	if len(t.NodeDown) > 0 {
 		named := make(map[string]uint64, len(t.NodeDown))
 		for k, n := range t.NodeDown {

@@ -36,25 +36,11 @@ type Tally struct {
 	Preload         DatedNumber           `json:"preload"`
 	UnknownTypes    map[string]bool       `json:"unknown_types"`
 
-	// downShared is set on a clone whose NodeDown and NodeDownLast are
-	// still those of the tally it was cloned from (OwnDown copies them
-	// before a write). They hold a key per node reported down, the
-	// largest maps of a busy node's state, and most polls read no
-	// NODE_DOWN: copied at every poll, they doubled during a scrape.
-	downShared bool
-}
-
-// OwnDown makes NodeDown and NodeDownLast the tally's own: a caller that
-// writes them itself calls it first.
-func (t *Tally) OwnDown() {
-	if !t.downShared {
-		return
-	}
-	t.downShared = false
-	t.NodeDown = cloneVocab(t.NodeDown)
-	if t.NodeDownLast != nil {
-		t.NodeDownLast = maps.Clone(t.NodeDownLast)
-	}
+	// shared are the maps still those of the tally this one was cloned
+	// from, which own copies before a write (cow.go); ownedHists the
+	// histograms copied since.
+	shared     tallyParts
+	ownedHists []*Histogram
 }
 
 // DatedValue is a value and the date of the event that set it.
@@ -132,6 +118,7 @@ func (t *Tally) TypeKey(typ string, maxUnknown int) string {
 	if len(t.UnknownTypes) >= maxUnknown {
 		return OtherType
 	}
+	t.own(partUnknownTypes)
 	if t.UnknownTypes == nil {
 		t.UnknownTypes = map[string]bool{}
 	}
@@ -143,11 +130,12 @@ func (t *Tally) TypeKey(typ string, maxUnknown int) string {
 // of a vocabulary (VocabTables, ...), of size n; existing keys are always admitted. A refusal
 // is counted in Dropped when count is true (the event is being counted now,
 // so the drop is counted once, not at every re-reading of the same event).
-func (t *Tally) admit(vocab string, exists bool, n, max int, count bool) bool {
-	if exists || n < max {
+func (t *Tally) admit(vocab string, exists bool, n, limit int, count bool) bool {
+	if exists || n < limit {
 		return true
 	}
 	if count {
+		t.own(partDropped)
 		if t.Dropped == nil {
 			t.Dropped = map[string]uint64{}
 		}
@@ -159,10 +147,11 @@ func (t *Tally) admit(vocab string, exists bool, n, max int, count bool) bool {
 // NoteLastDate keeps the latest date of each event type.
 func (t *Tally) NoteLastDate(e event.Event, lim Limits) {
 	key := t.TypeKey(e.Type, lim.MaxEventTypes)
-	if t.LastDate == nil {
-		t.LastDate = map[string]int64{}
-	}
 	if d, ok := t.LastDate[key]; !ok || e.Date > d {
+		t.own(partLastDate)
+		if t.LastDate == nil {
+			t.LastDate = map[string]int64{}
+		}
 		t.LastDate[key] = e.Date
 	}
 }
@@ -185,7 +174,7 @@ func (t *Tally) NoteNodeDown(name string, date int64, lim Limits) {
 	if ok && date <= d {
 		return
 	}
-	t.OwnDown()
+	t.own(partDown)
 	if t.NodeDownLast == nil {
 		t.NodeDownLast = map[string]int64{}
 	}
@@ -205,6 +194,9 @@ func (t *Tally) Apply(e event.Event, lim Limits, count bool) {
 		// A (re)start or a stop unloads every table.
 		if e.Date > t.TablesClearedAt {
 			t.TablesClearedAt = e.Date
+			if len(t.Tables) > 0 {
+				t.own(partTables)
+			}
 			for name, d := range t.Tables {
 				if d < e.Date {
 					delete(t.Tables, name)
@@ -220,10 +212,11 @@ func (t *Tally) Apply(e event.Event, lim Limits, count bool) {
 		if !t.admit(VocabTables, ok, len(t.Tables), lim.MaxNames, count) {
 			return
 		}
-		if t.Tables == nil {
-			t.Tables = map[string]int64{}
-		}
 		if !ok || e.Date > d {
+			t.own(partTables)
+			if t.Tables == nil {
+				t.Tables = map[string]int64{}
+			}
 			t.Tables[name] = e.Date
 		}
 	case event.HyperIndexLoaded, event.HyperIndexUnloaded:
@@ -238,10 +231,15 @@ func (t *Tally) Apply(e event.Event, lim Limits, count bool) {
 		if !t.admit(VocabIndexes, ok, len(t.Indexes), lim.MaxNames, count) {
 			return
 		}
+		now := IndexState{Loaded: e.Type == event.HyperIndexLoaded, Date: e.Date}
+		if ok && cur == now {
+			return // read again: nothing to write (and no copy to make, cow.go)
+		}
+		t.own(partIndexes)
 		if t.Indexes == nil {
 			t.Indexes = map[string]IndexState{}
 		}
-		t.Indexes[name] = IndexState{Loaded: e.Type == event.HyperIndexLoaded, Date: e.Date}
+		t.Indexes[name] = now
 	case event.PreloadFinished:
 		if n, ok := parseCount(e.Comment); ok && (!t.Preload.Known || e.Date >= t.Preload.Date) {
 			t.Preload = DatedNumber{Value: n, Date: e.Date, Known: true}
@@ -254,6 +252,7 @@ func (t *Tally) Apply(e event.Event, lim Limits, count bool) {
 // node, as named when first read.
 func (t *Tally) Count(e event.Event, down string, lim Limits) {
 	key := t.TypeKey(e.Type, lim.MaxEventTypes)
+	t.own(partEvents)
 	if t.Events == nil {
 		t.Events = map[string]uint64{}
 	}
@@ -262,18 +261,13 @@ func (t *Tally) Count(e event.Event, down string, lim Limits) {
 		if t.Durations == nil {
 			t.Durations = map[string]*Histogram{}
 		}
-		h := t.Durations[key]
-		if h == nil {
-			h = &Histogram{}
-			t.Durations[key] = h
-		}
-		h.Observe(float64(e.Duration) / 1000)
+		t.histogram(key).Observe(float64(e.Duration) / 1000)
 	}
 	switch e.Type {
 	case event.NodeDown:
 		_, ok := t.NodeDown[down]
 		if t.admit(VocabDownNodes, ok, len(t.NodeDown), lim.MaxNames, true) {
-			t.OwnDown()
+			t.own(partDown)
 			if t.NodeDown == nil {
 				t.NodeDown = map[string]uint64{}
 			}
@@ -294,25 +288,6 @@ func parseCount(s string) (int64, bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-// Clone copies the tally for a poll to work on: the copy shares nothing
-// it may write with t.
-func (t Tally) Clone() Tally {
-	c := t
-	c.Events = cloneVocab(t.Events)
-	c.Durations = make(map[string]*Histogram, len(t.Durations))
-	for k, h := range t.Durations {
-		c.Durations[k] = h.clone()
-	}
-	c.downShared = true // NodeDown and NodeDownLast: OwnDown
-	c.Dropped = cloneVocab(t.Dropped)
-	c.Running = cloneVocab(t.Running)
-	c.LastDate = cloneVocab(t.LastDate)
-	c.Indexes = cloneVocab(t.Indexes)
-	c.Tables = cloneVocab(t.Tables)
-	c.UnknownTypes = cloneVocab(t.UnknownTypes)
-	return c
 }
 
 // cloneVocab copies a map of the tally (never nil: an empty map for nil).

@@ -225,7 +225,7 @@ func TestStateOfAnEarlierSchemaRelearnsTheLatestReports(t *testing.T) {
 	}
 	calls := con.calls
 	clock.Advance(time.Second)
-	st = poll(st)
+	poll(st)
 	if con.calls-calls > 2 {
 		t.Errorf("the poll after the look-back made %d calls: it looked back again", con.calls-calls)
 	}
@@ -247,7 +247,7 @@ func TestRelearnCutByTheDeadlineStands(t *testing.T) {
 	}
 	// The dates lost (as Repair drops them beyond the label bound).
 	st = st.Clone()
-	st.OwnDown()
+	st.Own()
 	st.NodeDownLast, st.RelearnNodeDown = nil, true
 	clock.Advance(time.Second)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -180,6 +180,7 @@ func (p *pollRun) firstContact(ctx context.Context, st *State) error {
 	if st.Since == 0 {
 		st.Since = p.o.Now().UnixMilli()
 	}
+	st.Own() // the maps are shared with the state this poll was cloned from (tally/cow.go)
 	if st.Events == nil {
 		st.Events = map[string]uint64{}
 	}

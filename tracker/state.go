@@ -120,7 +120,8 @@ func (st *State) addUnread(from, to int64) {
 	st.Unread = Interval{From: from, To: to, Set: true}
 }
 
-// Clone deep-copies the state.
+// Clone copies the state for a poll: the tally's maps are shared with st
+// until the copy writes to them (cow.go), the rest is copied.
 func (st *State) Clone() *State {
 	c := *st
 	c.Known = st.Known.clone()

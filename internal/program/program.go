@@ -38,7 +38,7 @@ type program struct {
 	handler  http.Handler
 	// nodes gathers the nodes' metrics within a scrape's deadline (nothing
 	// with --scrape.probe-only).
-	nodes func(context.Context) prometheus.Gatherer
+	nodes func(context.Context) prometheus.TransactionalGatherer
 }
 
 // newProgram builds everything and loads the configuration; an error is a
@@ -101,9 +101,9 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 	// --scrape.probe-only, Prometheus shards the nodes across replicas
 	// through /probe; a /metrics that polled every node would have each
 	// replica poll them all again at every scrape.
-	nodes := func(ctx context.Context) prometheus.Gatherer {
+	nodes := func(ctx context.Context) prometheus.TransactionalGatherer {
 		if o.probeOnly {
-			return prometheus.Gatherers(nil)
+			return prometheus.ToTransactionalGatherer(prometheus.Gatherers(nil))
 		}
 		return savingGatherer{exporter.ScrapeGatherer(ctx), afterMetrics}
 	}
@@ -142,7 +142,9 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 		Registerer:    p.reg,
 		// The API call metrics after the nodes': a scrape shows the calls
 		// it made itself.
-		Gather: func(ctx context.Context) prometheus.Gatherer { return web.InOrder{p.reg, nodes(ctx), apiReg} },
+		Gather: func(ctx context.Context) prometheus.TransactionalGatherer {
+			return web.InOrder{prometheus.ToTransactionalGatherer(p.reg), nodes(ctx), prometheus.ToTransactionalGatherer(apiReg)}
+		},
 		Probe:  web.ProbeHandler(exporter, afterProbe, o.timeoutOffset, logger),
 		Status: statuspage.Handler(polls, p.reloader, o.telemetryPath, o.probeOnly, logger),
 		Events: eventsapi.Handler(polls),
@@ -173,7 +175,8 @@ func (p *program) started() {
 	if p.demo != nil {
 		// First contact now, so the demo's opening events are counted.
 		ctx, cancel := context.WithTimeout(context.Background(), poller.DefaultScrapeBudget)
-		_, err := p.nodes(ctx).Gather()
+		_, done, err := p.nodes(ctx).Gather()
+		done()
 		cancel()
 		if err != nil {
 			level.Warn(p.logger).Log("msg", "demo: first scrape", "err", err)

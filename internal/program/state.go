@@ -200,12 +200,12 @@ func (s *stateStore) collectors() []prometheus.Collector {
 // savingGatherer runs a save after the gathering, before the answer is
 // encoded (web.ProbeHandler does the same for a probe's collector).
 type savingGatherer struct {
-	prometheus.Gatherer
+	prometheus.TransactionalGatherer
 	save func()
 }
 
-func (g savingGatherer) Gather() ([]*dto.MetricFamily, error) {
-	mfs, err := g.Gatherer.Gather()
+func (g savingGatherer) Gather() ([]*dto.MetricFamily, func(), error) {
+	mfs, done, err := g.TransactionalGatherer.Gather()
 	g.save()
-	return mfs, err
+	return mfs, done, err
 }

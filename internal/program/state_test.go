@@ -174,7 +174,9 @@ func simNode(t *testing.T) (*stateStore, testExporter, *simulator.ManualClock, s
 func TestStateSavedBeforeTheScrapeAnswers(t *testing.T) {
 	s, exp, clock, path := simNode(t)
 	writes := func() uint64 { return s.st.Stats().Writes }
-	if _, err := (savingGatherer{exp.exp.ScrapeGatherer(context.Background()), s.afterMetrics}).Gather(); err != nil {
+	_, done, err := (savingGatherer{exp.exp.ScrapeGatherer(context.Background()), s.afterMetrics}).Gather()
+	done()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if writes() != 1 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
@@ -36,16 +37,61 @@ func text(t *testing.T, mfs []*dto.MetricFamily) string {
 	return b.String()
 }
 
+// inOrder is InOrder of plain gatherers (registries).
+func inOrder(gs ...prometheus.Gatherer) InOrder {
+	out := make(InOrder, len(gs))
+	for i, g := range gs {
+		out[i] = prometheus.ToTransactionalGatherer(g)
+	}
+	return out
+}
+
+// doneCounter is a transactional gatherer of one family that counts the
+// calls of its done.
+type doneCounter struct {
+	name  string
+	dones *atomic.Int32
+}
+
+func (g doneCounter) Gather() ([]*dto.MetricFamily, func(), error) {
+	mf := &dto.MetricFamily{Name: &g.name, Type: dto.MetricType_GAUGE.Enum(),
+		Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(float64)}}}}
+	return []*dto.MetricFamily{mf}, func() { g.dones.Add(1) }, nil
+}
+
+// The done of an InOrder hands back the families of every gatherer, each
+// once, and not before it is called: the exporter's families are written
+// again by its next scrape.
+func TestInOrderDoneCallsEveryGatherersDone(t *testing.T) {
+	var dones atomic.Int32
+	for _, names := range [][]string{{"a", "b", "c"}, {"a", "a"}} {
+		dones.Store(0)
+		var g InOrder
+		for _, n := range names {
+			g = append(g, doneCounter{name: n, dones: &dones})
+		}
+		_, done, _ := g.Gather()
+		if n := dones.Load(); n != 0 {
+			t.Fatalf("%v: %d done called before InOrder's done", names, n)
+		}
+		done()
+		if n := dones.Load(); n != int32(len(names)) {
+			t.Fatalf("%v: %d done called, want %d", names, n, len(names))
+		}
+	}
+}
+
 func TestInOrderJoinsLikeGatherers(t *testing.T) {
 	main, api := prometheus.NewRegistry(), prometheus.NewRegistry()
-	main.MustRegister(prometheus.NewGoCollector())
+	main.MustRegister(collectors.NewGoCollector())
 	cc := &countingCollector{desc: prometheus.NewDesc("zz_nodes", "Nodes.", []string{"n"}, nil)}
 	main.MustRegister(cc)
 	calls := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "aa_calls_total", Help: "Calls."}, []string{"endpoint"})
 	calls.WithLabelValues("x").Inc()
 	api.MustRegister(calls)
 
-	got, err := InOrder{main, api}.Gather()
+	got, done, err := inOrder(main, api).Gather()
+	defer done()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +130,8 @@ func TestInOrderMergesASharedNameWithoutCollectingTwice(t *testing.T) {
 	a.MustRegister(ca)
 	b.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shared", Help: "Shared.", ConstLabels: prometheus.Labels{"n": "a"}}, func() float64 { return 2 }))
 
-	got, err := InOrder{a, b}.Gather()
+	got, done, err := inOrder(a, b).Gather()
+	defer done()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +145,7 @@ func TestInOrderMergesASharedNameWithoutCollectingTwice(t *testing.T) {
 	// The same series in both: an error, as Gatherers reports it.
 	c := prometheus.NewRegistry()
 	c.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "shared", Help: "Shared.", ConstLabels: prometheus.Labels{"n": "b"}}, func() float64 { return 3 }))
-	if _, err := (InOrder{a, c}).Gather(); err == nil || !strings.Contains(err.Error(), "collected before") {
+	if _, _, err := inOrder(a, c).Gather(); err == nil || !strings.Contains(err.Error(), "collected before") {
 		t.Fatalf("a series in both registries: err = %v, want Gatherers' duplicate error", err)
 	}
 }
@@ -125,7 +172,8 @@ func FuzzInOrderAsGatherers(f *testing.F) {
 		for i, r := range regs {
 			gs[i] = r
 		}
-		got, gotErr := InOrder(gs).Gather()
+		got, done, gotErr := inOrder(gs...).Gather()
+		defer done()
 		want, wantErr := prometheus.Gatherers(gs).Gather()
 		if (gotErr != nil) != (wantErr != nil) {
 			t.Fatalf("InOrder error %v, Gatherers error %v", gotErr, wantErr)

@@ -38,8 +38,9 @@ type Options struct {
 	// Registerer receives the metrics of the /metrics handler itself.
 	Registerer prometheus.Registerer
 	// Gather gives what /metrics serves, polled within the scrape's
-	// deadline (its context).
-	Gather func(context.Context) prometheus.Gatherer
+	// deadline (its context); its done is called once the answer is
+	// written.
+	Gather func(context.Context) prometheus.TransactionalGatherer
 	Probe  http.Handler // /probe
 	Status http.Handler // /status
 	Events http.Handler // /events
@@ -60,18 +61,18 @@ func NewHandler(o Options) (http.Handler, error) {
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := scrapeContext(req, o.TimeoutOffset)
 		defer cancel()
-		promhttp.HandlerFor(o.Gather(ctx), opts).ServeHTTP(w, req)
+		promhttp.HandlerForTransactional(o.Gather(ctx), opts).ServeHTTP(w, req)
 	})
 	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(o.Registerer, fastGzip(metrics, nil)))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, "Healthy.\n")
+		_, _ = io.WriteString(w, "Healthy.\n") // a client gone away: nothing to do
 	})
 	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
 		if r.Config() == nil {
 			http.Error(w, "Not ready: no configuration loaded yet.", http.StatusServiceUnavailable)
 			return
 		}
-		io.WriteString(w, "Ready.\n")
+		_, _ = io.WriteString(w, "Ready.\n") // a client gone away: nothing to do
 	})
 	mux.HandleFunc("/-/reload", func(w http.ResponseWriter, req *http.Request) {
 		if req.Method != http.MethodPost && req.Method != http.MethodPut {
@@ -94,7 +95,7 @@ func NewHandler(o Options) (http.Handler, error) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, cfg.String()) // secrets marshal as <secret>
+		_, _ = io.WriteString(w, cfg.String()) // secrets marshal as <secret>
 	})
 	landing, err := landingPage(metricsPath, o.ExternalURL, r)
 	if err != nil {
