@@ -18,25 +18,8 @@ TOOLS_BIN="${INDEXIMA_TOOLS_BIN:-$HOME/.cache/indexima_exporter/tools/bin}"
 
 log() { printf 'lint: %s\n' "$*"; }
 
-# missing WHAT: fail under CI, skip elsewhere.
-missing() {
-	if [ -n "${CI:-}" ]; then
-		log "FAIL: $*" >&2
-		exit 1
-	fi
-	log "skipped: $*"
-	exit 0
-}
-
-bin="$TOOLS_BIN/golangci-lint"
-if [ ! -x "$bin" ]; then
-	bin=$(command -v golangci-lint || true)
-fi
-if [ -z "$bin" ]; then
-	missing "golangci-lint not found in $TOOLS_BIN nor PATH (\`make test-deps\` installs $WANT_VERSION)"
-fi
-# A binary that is no Go program (go version -m fails) has no version.
-have=$(go version -m "$bin" 2>/dev/null | awk '$1 == "mod" { print $3; exit }' || true)
+. scripts/pinned-tool.sh # the repository root is the working directory (above)
+find_pinned_tool golangci-lint "$WANT_VERSION"
 if [ "$have" != "$WANT_VERSION" ]; then
 	if [ -n "${CI:-}" ]; then
 		log "FAIL: $bin is golangci-lint ${have:-of unknown version}, not $WANT_VERSION (\`make test-deps\` installs it)" >&2

@@ -1,12 +1,9 @@
 package scripts
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,37 +13,7 @@ import (
 // and CI set or not; it returns the output and exit status.
 func runLint(t *testing.T, toolsBin, path string, ci bool) (string, int) {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, bash, filepath.Join(filepath.Dir(file), "lint.sh"))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CI=") && !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "INDEXIMA_TOOLS_BIN=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "INDEXIMA_TOOLS_BIN="+toolsBin, "PATH="+path)
-	if ci {
-		cmd.Env = append(cmd.Env, "CI=true")
-	}
-	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("lint.sh did not finish in time:\n%s", out.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("lint.sh: %v", err)
-	}
-	return out.String(), code
+	return runScript(t, "lint.sh", time.Minute, map[string]string{"INDEXIMA_TOOLS_BIN": toolsBin, "PATH": path}, ci)
 }
 
 // pathWith returns a directory holding links to the named commands only,

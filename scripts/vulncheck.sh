@@ -26,26 +26,8 @@ DB="${VULNDB:-$HOME/.cache/indexima_exporter/vulndb}"
 
 log() { printf 'vulncheck: %s\n' "$*"; }
 
-# missing WHAT: fail under CI, skip elsewhere.
-missing() {
-	if [ -n "${CI:-}" ]; then
-		log "FAIL: $*" >&2
-		exit 1
-	fi
-	log "skipped: $*"
-	exit 0
-}
-
-bin="$TOOLS_BIN/govulncheck"
-if [ ! -x "$bin" ]; then
-	bin=$(command -v govulncheck || true)
-fi
-if [ -z "$bin" ]; then
-	missing "govulncheck not found in $TOOLS_BIN nor PATH (\`make test-deps\` installs $WANT_VERSION)"
-fi
-# A binary that is no Go program (go version -m fails) has no version; the
-# pipeline's failure must not end the script without a word.
-have=$(go version -m "$bin" 2>/dev/null | awk '$1 == "mod" { print $3; exit }' || true)
+. scripts/pinned-tool.sh # the repository root is the working directory (above)
+find_pinned_tool govulncheck "$WANT_VERSION"
 if [ "$have" != "$WANT_VERSION" ]; then
 	log "note: $bin is govulncheck ${have:-of unknown version}, not $WANT_VERSION"
 fi

@@ -3,13 +3,9 @@
 package scripts
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -86,33 +82,7 @@ func writeJSON(t *testing.T, path string, v any) {
 func runVulncheck(t *testing.T, db string, ci bool) (string, int) {
 	t.Helper()
 	bin := testkit.Tool(t, "govulncheck", "scripts/install-test-deps.sh builds golang.org/x/vuln/cmd/govulncheck@v1.9.0")
-	_, file, _, _ := runtime.Caller(0)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(filepath.Dir(file), "vulncheck.sh"))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CI=") && !strings.HasPrefix(kv, "VULNDB=") && !strings.HasPrefix(kv, "INDEXIMA_TOOLS_BIN=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "VULNDB="+db, "INDEXIMA_TOOLS_BIN="+filepath.Dir(bin))
-	if ci {
-		cmd.Env = append(cmd.Env, "CI=true")
-	}
-	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("vulncheck.sh did not finish in time:\n%s", out.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("vulncheck.sh: %v", err)
-	}
-	return out.String(), code
+	return runScript(t, "vulncheck.sh", 5*time.Minute, map[string]string{"VULNDB": db, "INDEXIMA_TOOLS_BIN": filepath.Dir(bin)}, ci)
 }
 
 // A vulnerability in code we call fails the scan; one in a required module
