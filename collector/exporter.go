@@ -28,6 +28,9 @@ type Exporter struct {
 	// spare is the families of the latest /metrics answer, emptied, for
 	// the next scrape (families.go); nil while a scrape writes them.
 	spare atomic.Pointer[familySink]
+	// text is the nodes' lines of the latest /metrics answer in a text
+	// format, for the next scrape (text.go).
+	text textCache
 
 	mu     sync.Mutex
 	set    *poller.Set // the configuration clusters was made for

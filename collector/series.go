@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,15 +75,30 @@ func familyIndex(name string) int {
 	defer families.mu.Unlock()
 	i, ok := families.index[name]
 	if !ok {
-		i = len(families.index)
+		i = len(families.names)
 		families.index[name] = i
+		families.names = append(families.names, name)
 	}
 	return i
+}
+
+// familiesByName returns the family indexes in the order of their names
+// (the order of an exposition's families) into out.
+func familiesByName(out []int) []int {
+	families.mu.Lock()
+	defer families.mu.Unlock()
+	out = out[:0]
+	for i := range families.names {
+		out = append(out, i)
+	}
+	slices.SortFunc(out, func(a, b int) int { return strings.Compare(families.names[a], families.names[b]) })
+	return out
 }
 
 var families = struct {
 	mu    sync.Mutex
 	index map[string]int
+	names []string // by index
 }{index: map[string]int{}}
 
 // labelPairs returns the label pairs of a node's labels, sorted by name as

@@ -2,6 +2,7 @@ package program
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/version"
 
 	"github.com/indexima-exporter/indexima_exporter/collector"
@@ -144,6 +146,21 @@ func newProgram(o *options, logger log.Logger, stdout io.Writer) (p *program, er
 		// it made itself.
 		Gather: func(ctx context.Context) prometheus.TransactionalGatherer {
 			return web.InOrder{prometheus.ToTransactionalGatherer(p.reg), nodes(ctx), prometheus.ToTransactionalGatherer(apiReg)}
+		},
+		Text: func(ctx context.Context, format expfmt.Format) (web.TextAnswer, bool) {
+			if o.probeOnly {
+				return web.TextAnswer{}, false
+			}
+			// In the order of Gather: the exporter's own metrics, the
+			// nodes, the state saved, then the API calls.
+			before, errBefore := p.reg.Gather()
+			ts, ok := exporter.ScrapeText(ctx, format)
+			if !ok {
+				return web.TextAnswer{}, false
+			}
+			afterMetrics()
+			after, errAfter := apiReg.Gather()
+			return web.TextAnswer{Nodes: ts, Others: append(before, after...), Err: errors.Join(errBefore, errAfter)}, true
 		},
 		Probe:  web.ProbeHandler(exporter, afterProbe, o.timeoutOffset, logger),
 		Status: statuspage.Handler(polls, p.reloader, o.telemetryPath, o.probeOnly, logger),

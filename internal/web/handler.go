@@ -15,6 +15,7 @@ import (
 	"github.com/go-kit/log/level"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/indexima-exporter/indexima_exporter/config"
 )
@@ -41,6 +42,9 @@ type Options struct {
 	// deadline (its context); its done is called once the answer is
 	// written.
 	Gather func(context.Context) prometheus.TransactionalGatherer
+	// Text, when set, serves /metrics asked in a text format without a
+	// name[] filter (text.go); false: it cannot now, and Gather serves.
+	Text   func(context.Context, expfmt.Format) (TextAnswer, bool)
 	Probe  http.Handler // /probe
 	Status http.Handler // /status
 	Events http.Handler // /events
@@ -61,6 +65,9 @@ func NewHandler(o Options) (http.Handler, error) {
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := scrapeContext(req, o.TimeoutOffset)
 		defer cancel()
+		if o.Text != nil && serveText(ctx, w, req, o.Text, logger) {
+			return
+		}
 		promhttp.HandlerForTransactional(o.Gather(ctx), opts).ServeHTTP(w, req)
 	})
 	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(o.Registerer, fastGzip(metrics, nil)))

@@ -1,0 +1,336 @@
+package collector
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/indexima-exporter/indexima_exporter/poller"
+)
+
+// The text exposition of /metrics, kept between scrapes. In a steady state
+// most series of a node are the same from one scrape to the next: a node
+// with a new event changes the counter, latest time and histogram of that
+// type, its cursor and reported count; its tables, indexes, cluster state
+// and the histograms of the other types stay. client_golang's text
+// encoder (expfmt) was most of what a scrape cost beyond its polls (label
+// values escaped, names checked, floats formatted: docs/performance.md).
+// So each node's series are written family by family by that encoder as
+// soon as the node's poll ends, while the other nodes are polled, and the
+// lines are kept with a hash of the series they encode: at the next
+// scrape, lines whose series hash the same are sent as they are. A
+// histogram family is kept series by series: histograms are most of a
+// node's text, and a new event changes the histogram of its type only.
+//
+// The answer is the bytes promhttp writes for the families of
+// ScrapeGatherer in the same format (TestTextIsWhatPromhttpWrites). Lines
+// are kept as text, compressed with the rest of the answer by the
+// response's gzip writer: no codec of our own. The protobuf format, a
+// name[] filter, /probe and Collect go through the families and promhttp.
+
+// TextFormat tells whether ScrapeText writes format: the text formats
+// (Prometheus text, OpenMetrics).
+func TextFormat(format expfmt.Format) bool {
+	switch format.FormatType() {
+	case expfmt.TypeTextPlain, expfmt.TypeOpenMetrics:
+		return true
+	}
+	return false
+}
+
+// ScrapeText polls every node within ctx's deadline, as ScrapeGatherer
+// does, and returns the scrape in format (TextFormat), or false when
+// another scrape is writing its text (two Prometheus servers at the same
+// moment): the caller then goes through ScrapeGatherer. The TextScrape is
+// the exporter's until its Close.
+func (e *Exporter) ScrapeText(ctx context.Context, format expfmt.Format) (*TextScrape, bool) {
+	c := &e.text
+	if !c.mu.TryLock() {
+		return nil, false
+	}
+	clusters := e.seriesOf(e.p.Current())
+	c.prepare(e.logger, format, clusters)
+	var nodes []*poller.NodeRuntime
+	var at []nodeAt
+	for _, cs := range clusters {
+		for _, ns := range cs.nodes {
+			nodes = append(nodes, ns.n)
+			at = append(at, nodeAt{d: cs.d, ns: ns})
+		}
+	}
+	window := e.p.LateWindow()
+	stats := newSubStats(len(e.subs))
+	results := e.p.PollNodesEach(ctx, nodes, e.want, func(i int, res poller.Result) {
+		w := <-c.encoders
+		defer func() { c.encoders <- w }()
+		e.emitNode(&w.node, &w.keys, at[i].d, at[i].ns, res, window, stats)
+		c.encodeNode(w, &c.nodes[i])
+		w.node.reset()
+	})
+	c.scrape.reset()
+	e.emitScrape(&c.scrape, clusters, results, stats)
+	return &TextScrape{c: c, results: results}, true
+}
+
+// nodeAt is a node and the descriptors of its cluster.
+type nodeAt struct {
+	d  *descs
+	ns nodeSeries
+}
+
+// TextScrape is a scrape written in a text format: the nodes' lines and
+// the scrape's own gauges (the consoles' up, the sub-collectors' duration
+// and success). WriteTo writes it; Close hands it back to the exporter.
+type TextScrape struct {
+	c       *textCache
+	results []poller.Result // the polls', for the tests
+}
+
+// Close ends the scrape: its lines are kept for the next one.
+func (t *TextScrape) Close() {
+	if t.c != nil {
+		t.c.mu.Unlock()
+		t.c = nil
+	}
+}
+
+// textCache is what the latest scrape wrote, in one format, for one
+// configuration: a scrape in another format or after a reload writes
+// every line anew.
+type textCache struct {
+	mu     sync.Mutex // held from ScrapeText to TextScrape.Close
+	format expfmt.Format
+	series []*clusterSeries // the configuration (seriesOf's slice)
+	nodes  []nodeText       // in the configuration's order
+	order  []int            // family indexes in the order of their names
+	scrape familySink       // the scrape's own gauges
+	logger log.Logger
+
+	headersMu sync.Mutex           // nodes are encoded concurrently
+	headers   map[int]familyHeader // by family index
+
+	// encoders are the scratch of the nodes being encoded: one per
+	// processor, since encoding is all CPU, up to maxEncoders.
+	encoders chan *textEncoder
+	seed     maphash.Seed
+
+	// kept and written count this scrape's chunks kept from the scrape
+	// before and written anew (for the tests).
+	kept, written atomic.Int32
+
+	cursors []int         // WriteTo's, by node
+	out     *bufio.Writer // WriteTo's, kept with the lines
+}
+
+// maxEncoders bounds the encoders on a machine of many cores: each holds
+// a node's families and text (the polls run beside them).
+const maxEncoders = 4
+
+// familyHeader is a family's name and header lines (HELP, TYPE) in the
+// cache's format.
+type familyHeader struct {
+	name  string
+	lines []byte
+}
+
+// nodeText is a node's lines, family after family in the order of their
+// names; a chunk's text is overwritten in place when its series change,
+// so that a steady scrape makes no new text.
+type nodeText struct {
+	chunks []textChunk
+}
+
+// textChunk is a node's lines of a family (of one series, for a
+// histogram) and the hash of the series they encode.
+type textChunk struct {
+	fam  int
+	sum  uint64
+	text []byte
+}
+
+// textEncoder is the scratch of one node's encoding.
+type textEncoder struct {
+	node familySink       // the node's series, emptied after each node
+	keys []string         // sortedKeys' scratch
+	one  dto.MetricFamily // a family of one histogram series
+	text bytes.Buffer
+	hash maphash.Hash
+	// enc writes into text in encFormat (an encoder keeps no state
+	// between families but its writer's; making one parses the format).
+	enc       expfmt.Encoder
+	encFormat expfmt.Format
+}
+
+// prepare sets the cache for a scrape of clusters in format: emptied when
+// the format or the configuration changed. c.mu is held.
+func (c *textCache) prepare(logger log.Logger, format expfmt.Format, clusters []*clusterSeries) {
+	c.logger = logger
+	if c.encoders == nil {
+		c.seed = maphash.MakeSeed()
+		n := min(runtime.GOMAXPROCS(0), maxEncoders)
+		c.encoders = make(chan *textEncoder, n)
+		for range n {
+			w := &textEncoder{}
+			w.hash.SetSeed(c.seed)
+			c.encoders <- w
+		}
+	}
+	n := 0
+	for _, cs := range clusters {
+		n += len(cs.nodes)
+	}
+	sameSeries := len(c.series) == len(clusters) && (len(clusters) == 0 || &c.series[0] == &clusters[0])
+	if format != c.format || !sameSeries || len(c.nodes) != n {
+		c.format, c.series = format, clusters
+		c.nodes = make([]nodeText, n)
+		c.headers = map[int]familyHeader{}
+	}
+	c.order = familiesByName(c.order)
+	c.kept.Store(0)
+	c.written.Store(0)
+}
+
+// encodeNode writes w.node's families into nt: each chunk kept when the
+// series at its place hash the same as the scrape before, else encoded
+// into the chunk's own memory.
+func (c *textCache) encodeNode(w *textEncoder, nt *nodeText) {
+	k := 0
+	for _, fam := range c.order {
+		if fam >= len(w.node.fams) {
+			continue
+		}
+		mf := w.node.fams[fam]
+		if mf == nil || len(mf.Metric) == 0 {
+			continue
+		}
+		if mf.GetType() != dto.MetricType_HISTOGRAM {
+			k = c.keep(w, nt, k, fam, mf)
+			continue
+		}
+		one := &w.one
+		one.Name, one.Help, one.Type = mf.Name, mf.Help, mf.Type
+		for _, m := range mf.Metric {
+			one.Metric = append(one.Metric[:0], m)
+			k = c.keep(w, nt, k, fam, one)
+		}
+		one.Metric[0] = nil
+	}
+	nt.chunks = nt.chunks[:k]
+}
+
+// keep makes chunk k of nt the lines of mf (of family fam) and returns the
+// next chunk's place: the chunk already there when it encodes series that
+// hash the same, else mf encoded now.
+func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, mf *dto.MetricFamily) int {
+	sum := w.sum(mf)
+	if k < len(nt.chunks) && nt.chunks[k].fam == fam && nt.chunks[k].sum == sum {
+		c.kept.Add(1)
+		return k + 1
+	}
+	c.written.Add(1)
+	lines, ok := c.encode(w, fam, mf)
+	if !ok {
+		return k
+	}
+	if k < cap(nt.chunks) {
+		nt.chunks = nt.chunks[:max(len(nt.chunks), k+1)]
+	} else {
+		nt.chunks = append(nt.chunks, textChunk{})
+	}
+	ch := &nt.chunks[k]
+	ch.fam, ch.sum, ch.text = fam, sum, append(ch.text[:0], lines...)
+	return k + 1
+}
+
+// encode returns the lines of mf in the cache's format (in w's scratch,
+// valid until the next encoding), and keeps the family's header lines at
+// its first encoding.
+func (c *textCache) encode(w *textEncoder, fam int, mf *dto.MetricFamily) ([]byte, bool) {
+	w.text.Reset()
+	if w.enc == nil || w.encFormat != c.format {
+		w.enc, w.encFormat = expfmt.NewEncoder(&w.text, c.format), c.format
+	}
+	if err := w.enc.Encode(mf); err != nil {
+		// Not expected: the series are valid by construction (series.go).
+		level.Error(c.logger).Log("msg", "cannot encode a family", "family", mf.GetName(), "err", err)
+		return nil, false
+	}
+	b := w.text.Bytes()
+	end := 0 // of the header lines: those that start with '#'
+	for end < len(b) && b[end] == '#' {
+		i := bytes.IndexByte(b[end:], '\n')
+		if i < 0 {
+			end = len(b)
+			break
+		}
+		end += i + 1
+	}
+	c.headersMu.Lock()
+	if _, ok := c.headers[fam]; !ok {
+		c.headers[fam] = familyHeader{name: mf.GetName(), lines: bytes.Clone(b[:end])}
+	}
+	c.headersMu.Unlock()
+	return b[end:], true
+}
+
+// sum hashes what mf's series encode: their label names and values,
+// values, created timestamps and buckets (the family's name, help and type
+// are its index's, the same at every scrape). A 64-bit hash of a seed
+// drawn at start: two different series hashing the same at one place of
+// one node is a chance of 2^-64 per changed chunk.
+func (w *textEncoder) sum(mf *dto.MetricFamily) uint64 {
+	h := &w.hash
+	h.Reset()
+	var b [8]byte
+	u64 := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	f64 := func(v float64) { u64(math.Float64bits(v)) }
+	created := func(ts interface {
+		GetSeconds() int64
+		GetNanos() int32
+	}) {
+		u64(uint64(ts.GetSeconds()))
+		u64(uint64(ts.GetNanos()))
+	}
+	for _, m := range mf.Metric {
+		for _, p := range m.Label {
+			h.WriteString(p.GetName())
+			h.WriteByte(0)
+			h.WriteString(p.GetValue())
+			h.WriteByte(0)
+		}
+		switch {
+		case m.Gauge != nil:
+			h.WriteByte('g')
+			f64(m.Gauge.GetValue())
+		case m.Counter != nil:
+			h.WriteByte('c')
+			f64(m.Counter.GetValue())
+			created(m.Counter.GetCreatedTimestamp())
+		case m.Histogram != nil:
+			h.WriteByte('h')
+			u64(m.Histogram.GetSampleCount())
+			f64(m.Histogram.GetSampleSum())
+			created(m.Histogram.GetCreatedTimestamp())
+			for _, bk := range m.Histogram.Bucket {
+				f64(bk.GetUpperBound())
+				u64(bk.GetCumulativeCount())
+			}
+		}
+		h.WriteByte(0xff)
+	}
+	return h.Sum64()
+}
