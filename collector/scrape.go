@@ -50,7 +50,7 @@ func (e *Exporter) emit(out sink, clusters []*clusterSeries, results []poller.Re
 // emitNode sends to out the series of one node: the core series, and those
 // of every enabled sub-collector once the node has been contacted. keys is
 // sortedKeys' scratch (one per goroutine); stats may be shared.
-func (e *Exporter) emitNode(out sink, keys *[]string, d *descs, ns nodeSeries, res poller.Result, window time.Duration, stats *subStats) {
+func (e *Exporter) emitNode(out nodeSink, keys *[]string, d *descs, ns nodeSeries, res poller.Result, window time.Duration, stats *subStats) {
 	v := viewOf(out, keys, d, ns, res, window)
 	emitCore(v)
 	if !v.st.Contacted {

@@ -13,14 +13,20 @@ import (
 // familySink writes them straight into metric families (/metrics: see
 // families.go). The sub-collectors do not know which one they feed.
 type sink interface {
+	nodeSink
+	// scrapeGauge is a gauge of the scrape, with values of d's labels.
+	scrapeGauge(d *scrapeDesc, value float64, labelValues ...string)
+}
+
+// nodeSink receives the series of a node (emitNode): a sink, or the
+// records of the text exposition (records.go).
+type nodeSink interface {
 	// gauge, counter and histogram are series of a node: node is the
 	// node's label pairs, extra the value of d's extra label (ignored when
 	// d has none), created the counters' created timestamp (may be nil).
 	gauge(d *seriesDesc, node []*dto.LabelPair, extra string, value float64)
 	counter(d *seriesDesc, node []*dto.LabelPair, extra string, value float64, created *timestamppb.Timestamp)
 	histogram(d *seriesDesc, node []*dto.LabelPair, extra string, h *tally.Histogram, created *timestamppb.Timestamp)
-	// scrapeGauge is a gauge of the scrape, with values of d's labels.
-	scrapeGauge(d *scrapeDesc, value float64, labelValues ...string)
 }
 
 // chanSink sends each series to a collector's channel.

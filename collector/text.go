@@ -74,9 +74,9 @@ func (e *Exporter) ScrapeText(ctx context.Context, format expfmt.Format) (*TextS
 	results := e.p.PollNodesEach(ctx, nodes, e.want, func(i int, res poller.Result) {
 		w := <-c.encoders
 		defer func() { c.encoders <- w }()
-		e.emitNode(&w.node, &w.keys, at[i].d, at[i].ns, res, window, stats)
+		e.emitNode(&w.records, &w.keys, at[i].d, at[i].ns, res, window, stats)
 		c.encodeNode(w, &c.nodes[i])
-		w.node.reset()
+		w.records.reset()
 	})
 	c.scrape.reset()
 	e.emitScrape(&c.scrape, clusters, results, stats)
@@ -161,11 +161,11 @@ type textChunk struct {
 
 // textEncoder is the scratch of one node's encoding.
 type textEncoder struct {
-	node familySink       // the node's series, emptied after each node
-	keys []string         // sortedKeys' scratch
-	one  dto.MetricFamily // a family of one histogram series
-	text bytes.Buffer
-	hash maphash.Hash
+	records recordSink // the node's series, emptied after each node
+	node    familySink // the series of a chunk written anew, built
+	keys    []string   // sortedKeys' scratch
+	text    bytes.Buffer
+	hash    maphash.Hash
 	// enc writes into text in encFormat (an encoder keeps no state
 	// between families but its writer's; making one parses the format).
 	enc       expfmt.Encoder
@@ -201,45 +201,44 @@ func (c *textCache) prepare(logger log.Logger, format expfmt.Format, clusters []
 	c.written.Store(0)
 }
 
-// encodeNode writes w.node's families into nt: each chunk kept when the
-// series at its place hash the same as the scrape before, else encoded
-// into the chunk's own memory.
+// encodeNode writes the node's series (w.records) into nt: each chunk kept
+// when the series at its place hash the same as the scrape before, else
+// built and encoded into the chunk's own memory.
 func (c *textCache) encodeNode(w *textEncoder, nt *nodeText) {
 	k := 0
 	for _, fam := range c.order {
-		if fam >= len(w.node.fams) {
+		if fam >= len(w.records.fams) {
 			continue
 		}
-		mf := w.node.fams[fam]
-		if mf == nil || len(mf.Metric) == 0 {
+		recs := w.records.fams[fam]
+		if len(recs) == 0 {
 			continue
 		}
-		if mf.GetType() != dto.MetricType_HISTOGRAM {
-			k = c.keep(w, nt, k, fam, mf)
+		if recs[0].kind != dto.MetricType_HISTOGRAM {
+			k = c.keep(w, nt, k, fam, recs)
 			continue
 		}
-		one := &w.one
-		one.Name, one.Help, one.Type = mf.Name, mf.Help, mf.Type
-		for _, m := range mf.Metric {
-			one.Metric = append(one.Metric[:0], m)
-			k = c.keep(w, nt, k, fam, one)
+		for i := range recs {
+			k = c.keep(w, nt, k, fam, recs[i:i+1])
 		}
-		one.Metric[0] = nil
 	}
+	clear(nt.chunks[k:]) // the text of places no longer used
 	nt.chunks = nt.chunks[:k]
 }
 
-// keep makes chunk k of nt the lines of mf (of family fam) and returns the
-// next chunk's place: the chunk already there when it encodes series that
-// hash the same, else mf encoded now.
-func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, mf *dto.MetricFamily) int {
-	sum := w.sum(mf)
+// keep makes chunk k of nt the lines of recs (series of family fam) and
+// returns the next chunk's place: the chunk already there when it encodes
+// series that hash the same, else recs built and encoded now.
+func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, recs []seriesRecord) int {
+	sum := w.sum(recs)
 	if k < len(nt.chunks) && nt.chunks[k].fam == fam && nt.chunks[k].sum == sum {
 		c.kept.Add(1)
 		return k + 1
 	}
 	c.written.Add(1)
-	lines, ok := c.encode(w, fam, mf)
+	w.records.build(&w.node, recs)
+	lines, ok := c.encode(w, fam, w.node.fams[fam])
+	w.node.reset()
 	if !ok {
 		return k
 	}
@@ -249,6 +248,13 @@ func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, mf *dto.Metri
 		nt.chunks = append(nt.chunks, textChunk{})
 	}
 	ch := &nt.chunks[k]
+	if n := len(lines); cap(ch.text) < n || cap(ch.text) > 2*n+64 {
+		// An eighth more than the lines, for the digits a counter gains;
+		// a place that held a larger chunk gets memory of its size. Grown
+		// by append and kept however large, the chunks of a day held 1.6
+		// times their text.
+		ch.text = make([]byte, 0, n+n/8)
+	}
 	ch.fam, ch.sum, ch.text = fam, sum, append(ch.text[:0], lines...)
 	return k + 1
 }
@@ -284,12 +290,14 @@ func (c *textCache) encode(w *textEncoder, fam int, mf *dto.MetricFamily) ([]byt
 	return b[end:], true
 }
 
-// sum hashes what mf's series encode: their label names and values,
-// values, created timestamps and buckets (the family's name, help and type
-// are its index's, the same at every scrape). A 64-bit hash of a seed
-// drawn at start: two different series hashing the same at one place of
-// one node is a chance of 2^-64 per changed chunk.
-func (w *textEncoder) sum(mf *dto.MetricFamily) uint64 {
+// sum hashes what recs encode: for each series, its kind, the value of
+// its extra label, its value or histogram, and its created timestamp. The
+// rest of a line is the same at every scrape of one configuration (the
+// family's name, help and type, the node's labels, the extra label's
+// name), and the cache is emptied when the configuration changes. A
+// 64-bit hash of a seed drawn at start: two different series hashing the
+// same at one place of one node is a chance of 2^-64 per changed chunk.
+func (w *textEncoder) sum(recs []seriesRecord) uint64 {
 	h := &w.hash
 	h.Reset()
 	var b [8]byte
@@ -297,40 +305,23 @@ func (w *textEncoder) sum(mf *dto.MetricFamily) uint64 {
 		binary.LittleEndian.PutUint64(b[:], v)
 		h.Write(b[:])
 	}
-	f64 := func(v float64) { u64(math.Float64bits(v)) }
-	created := func(ts interface {
-		GetSeconds() int64
-		GetNanos() int32
-	}) {
-		u64(uint64(ts.GetSeconds()))
-		u64(uint64(ts.GetNanos()))
-	}
-	for _, m := range mf.Metric {
-		for _, p := range m.Label {
-			h.WriteString(p.GetName())
-			h.WriteByte(0)
-			h.WriteString(p.GetValue())
-			h.WriteByte(0)
+	for i := range recs {
+		r := &recs[i]
+		h.WriteByte(byte(r.kind))
+		h.WriteString(r.extra)
+		h.WriteByte(0)
+		u64(uint64(r.created.GetSeconds()))
+		u64(uint64(r.created.GetNanos()))
+		if r.hist == nil {
+			u64(math.Float64bits(r.value))
+			continue
 		}
-		switch {
-		case m.Gauge != nil:
-			h.WriteByte('g')
-			f64(m.Gauge.GetValue())
-		case m.Counter != nil:
-			h.WriteByte('c')
-			f64(m.Counter.GetValue())
-			created(m.Counter.GetCreatedTimestamp())
-		case m.Histogram != nil:
-			h.WriteByte('h')
-			u64(m.Histogram.GetSampleCount())
-			f64(m.Histogram.GetSampleSum())
-			created(m.Histogram.GetCreatedTimestamp())
-			for _, bk := range m.Histogram.Bucket {
-				f64(bk.GetUpperBound())
-				u64(bk.GetCumulativeCount())
-			}
+		u64(r.hist.Count)
+		u64(math.Float64bits(r.hist.Sum))
+		u64(uint64(len(r.hist.Buckets)))
+		for _, n := range r.hist.Buckets {
+			u64(n)
 		}
-		h.WriteByte(0xff)
 	}
 	return h.Sum64()
 }

@@ -14,7 +14,7 @@ import (
 // nodeView is what a sub-collector sees of a node during a scrape: what
 // the node's polls committed and what this scrape's poll told.
 type nodeView struct {
-	out      sink
+	out      nodeSink
 	keys     *[]string // the scrape's scratch of sortedKeys
 	d        *descs
 	labels   []string
@@ -32,7 +32,7 @@ type nodeView struct {
 }
 
 // view reads a node's committed outcome for emission.
-func viewOf(out sink, keys *[]string, d *descs, ns nodeSeries, res poller.Result, window time.Duration) *nodeView {
+func viewOf(out nodeSink, keys *[]string, d *descs, ns nodeSeries, res poller.Result, window time.Duration) *nodeView {
 	c := ns.n.Committed()
 	v := &nodeView{out: out, keys: keys, d: d, labels: ns.labels, pairs: ns.pairs, st: c.State, info: c.Info, res: res,
 		lastPoll: c.LastPoll, failures: c.Failures, lateWindow: window}
