@@ -165,7 +165,9 @@ type textEncoder struct {
 	node    familySink // the series of a chunk written anew, built
 	keys    []string   // sortedKeys' scratch
 	text    bytes.Buffer
-	key     []byte // sum's scratch
+	key     []byte         // sum's scratch
+	sums    []uint64       // keepLines' scratch
+	changed []seriesRecord // keepLines' scratch
 	seed    maphash.Seed
 	// enc writes into text in encFormat (an encoder keeps no state
 	// between families but its writer's; making one parses the format).
@@ -210,15 +212,16 @@ func (c *textCache) encodeNode(w *textEncoder, nt *nodeText) {
 			continue
 		}
 		recs := w.records.fams[fam]
-		if len(recs) == 0 {
-			continue
-		}
-		if recs[0].kind != dto.MetricType_HISTOGRAM {
+		switch {
+		case len(recs) == 0:
+		case recs[0].kind == dto.MetricType_HISTOGRAM:
+			for i := range recs {
+				k = c.keep(w, nt, k, fam, recs[i:i+1])
+			}
+		case len(recs) == 1:
 			k = c.keep(w, nt, k, fam, recs)
-			continue
-		}
-		for i := range recs {
-			k = c.keep(w, nt, k, fam, recs[i:i+1])
+		default:
+			k = c.keepLines(w, nt, k, fam, recs)
 		}
 	}
 	clear(nt.chunks[k:]) // the text of places no longer used
@@ -235,18 +238,73 @@ func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, recs []series
 		return k + 1
 	}
 	c.written.Add(1)
-	w.records.build(&w.node, recs)
-	lines, ok := c.encode(w, fam, w.node.fams[fam])
-	w.node.reset()
+	lines, ok := c.encodeRecords(w, fam, recs)
 	if !ok {
 		return k
 	}
-	if k < cap(nt.chunks) {
-		nt.chunks = nt.chunks[:max(len(nt.chunks), k+1)]
-	} else {
-		nt.chunks = append(nt.chunks, textChunk{})
+	nt.slot(k).set(fam, sum, lines)
+	return k + 1
+}
+
+// keepLines is keep for a family of gauges or counters, which a format
+// writes a line each: a chunk per series, so that a new event, which
+// changes the series of its type, writes those lines only. The series
+// that changed are encoded together (one header for all) and each line
+// goes to its series' chunk.
+func (c *textCache) keepLines(w *textEncoder, nt *nodeText, k, fam int, recs []seriesRecord) int {
+	w.sums, w.changed = w.sums[:0], w.changed[:0]
+	for i := range recs {
+		sum := w.sum(recs[i : i+1])
+		w.sums = append(w.sums, sum)
+		if p := k + i; p >= len(nt.chunks) || nt.chunks[p].fam != fam || nt.chunks[p].sum != sum {
+			w.changed = append(w.changed, recs[i])
+		}
 	}
-	ch := &nt.chunks[k]
+	c.kept.Add(int32(len(recs) - len(w.changed)))
+	if len(w.changed) == 0 {
+		return k + len(recs)
+	}
+	lines, ok := c.encodeRecords(w, fam, w.changed)
+	clear(w.changed) // no pointer into the committed state is kept
+	if !ok {
+		return k
+	}
+	if bytes.Count(lines, newline) != len(w.changed) {
+		// Not a line a series (not expected of the text formats): the
+		// family is one chunk.
+		return c.keep(w, nt, k, fam, recs)
+	}
+	c.written.Add(int32(len(w.changed)))
+	for i := range recs {
+		p := k + i
+		if p < len(nt.chunks) && nt.chunks[p].fam == fam && nt.chunks[p].sum == w.sums[i] {
+			continue
+		}
+		n := bytes.IndexByte(lines, '\n') + 1
+		nt.slot(p).set(fam, w.sums[i], lines[:n])
+		lines = lines[n:]
+	}
+	return k + len(recs)
+}
+
+var newline = []byte{'\n'}
+
+// slot returns chunk p of nt, p at most its length (a new chunk at the
+// end, whose memory may be one dropped before).
+func (nt *nodeText) slot(p int) *textChunk {
+	if p == len(nt.chunks) {
+		if p < cap(nt.chunks) {
+			nt.chunks = nt.chunks[:p+1]
+		} else {
+			nt.chunks = append(nt.chunks, textChunk{})
+		}
+	}
+	return &nt.chunks[p]
+}
+
+// set makes ch the lines of family fam whose series hash sum, in its own
+// memory.
+func (ch *textChunk) set(fam int, sum uint64, lines []byte) {
 	if n := len(lines); cap(ch.text) < n || cap(ch.text) > 2*n+64 {
 		// An eighth more than the lines, for the digits a counter gains;
 		// a place that held a larger chunk gets memory of its size. Grown
@@ -255,7 +313,35 @@ func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, recs []series
 		ch.text = make([]byte, 0, n+n/8)
 	}
 	ch.fam, ch.sum, ch.text = fam, sum, append(ch.text[:0], lines...)
-	return k + 1
+}
+
+// encodeRecords builds recs (series of family fam) and returns their lines
+// (encode).
+func (c *textCache) encodeRecords(w *textEncoder, fam int, recs []seriesRecord) ([]byte, bool) {
+	w.records.build(&w.node, recs)
+	lines, ok := c.encode(w, fam, w.node.fams[fam])
+	w.node.reset()
+	return lines, ok
+}
+
+// newLineEncoder is expfmt.NewEncoder(w, format), without the copy of each
+// family that model.EscapeMetricFamily makes first for the Prometheus text
+// format: the exporter's metric and label names are valid legacy names,
+// which every escaping scheme leaves as they are, so the copy changes
+// nothing (TestTextIsWhatPromhttpWrites, over each scheme Prometheus asks
+// for), and it was a twentieth of what the text exposition allocated.
+func newLineEncoder(w *bytes.Buffer, format expfmt.Format) expfmt.Encoder {
+	if format.FormatType() != expfmt.TypeTextPlain {
+		return expfmt.NewEncoder(w, format)
+	}
+	return textPlainEncoder{w}
+}
+
+type textPlainEncoder struct{ w *bytes.Buffer }
+
+func (e textPlainEncoder) Encode(mf *dto.MetricFamily) error {
+	_, err := expfmt.MetricFamilyToText(e.w, mf)
+	return err
 }
 
 // encode returns the lines of mf in the cache's format (in w's scratch,
@@ -264,7 +350,7 @@ func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, recs []series
 func (c *textCache) encode(w *textEncoder, fam int, mf *dto.MetricFamily) ([]byte, bool) {
 	w.text.Reset()
 	if w.enc == nil || w.encFormat != c.format {
-		w.enc, w.encFormat = expfmt.NewEncoder(&w.text, c.format), c.format
+		w.enc, w.encFormat = newLineEncoder(&w.text, c.format), c.format
 	}
 	if err := w.enc.Encode(mf); err != nil {
 		// Not expected: the series are valid by construction (series.go).

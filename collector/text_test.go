@@ -177,3 +177,24 @@ func firstDifference(got, want string) string {
 	}
 	return fmt.Sprintf("got %d lines, want %d", len(g), len(w))
 }
+
+// A scrape that meets another writing its text (two Prometheus servers at
+// the same moment) is refused, so that it goes through ScrapeGatherer, and
+// the next one after Close is served.
+func TestTextScrapeIsOneAtATime(t *testing.T) {
+	e := newEnv(t, simulator.Config{Seed: 5, Rate: 2}, 2, testOptions{})
+	format := negotiate(textAccepts["prometheus-3"])
+	ts, ok := e.exp.ScrapeText(context.Background(), format)
+	if !ok {
+		t.Fatal("ScrapeText refused a scrape with none under way")
+	}
+	if _, ok := e.exp.ScrapeText(context.Background(), format); ok {
+		t.Fatal("ScrapeText served a second scrape while the first was writing")
+	}
+	ts.Close()
+	ts, ok = e.exp.ScrapeText(context.Background(), format)
+	if !ok {
+		t.Fatal("ScrapeText refused a scrape after the first was closed")
+	}
+	ts.Close()
+}

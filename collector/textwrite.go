@@ -62,10 +62,10 @@ func (t *TextScrape) WriteTo(w io.Writer, others []*dto.MetricFamily) error {
 			chunks := c.nodes[i].chunks
 			for k := c.cursors[i]; k < len(chunks) && chunks[k].fam == fam; k++ {
 				if !wrote {
-					bw.Write(h.lines) // a write error stays in bw: Flush returns it
+					_, _ = bw.Write(h.lines) // a write error stays in bw: Flush returns it
 					wrote = true
 				}
-				bw.Write(chunks[k].text)
+				_, _ = bw.Write(chunks[k].text)
 				c.cursors[i] = k + 1
 			}
 		}
