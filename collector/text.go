@@ -389,8 +389,8 @@ func (w *textEncoder) sum(recs []seriesRecord) uint64 {
 	for i := range recs {
 		r := &recs[i]
 		b = append(b, byte(r.kind))
+		b = binary.AppendUvarint(b, uint64(len(r.extra))) // so that no two lists append the same bytes
 		b = append(b, r.extra...)
-		b = append(b, 0)
 		b = binary.LittleEndian.AppendUint64(b, uint64(r.created.GetSeconds()))
 		b = binary.LittleEndian.AppendUint32(b, uint32(r.created.GetNanos()))
 		if r.hist == nil {
