@@ -9,7 +9,10 @@
 // hundreds of nodes (series.go). The sub-collectors emit through a sink
 // (sink.go): to a collector's channel (Collect, /probe), or for /metrics
 // straight into metric families without a registry (families.go,
-// ScrapeGatherer). NewAPIObserver (observer.go) feeds the exporter's own
+// ScrapeGatherer, the protobuf format), or, for /metrics in a text format,
+// as records whose lines are kept from one scrape to the next and written
+// anew only when their series change (text.go, records.go, textwrite.go,
+// ScrapeText). NewAPIObserver (observer.go) feeds the exporter's own
 // metrics of its console calls.
 //
 // It does not poll, count, keep cursors, talk HTTP or compress: polls,

@@ -28,7 +28,11 @@ import (
 // by node, in the configured order, where a registry sorts them by their
 // label values. Families are sorted by name, and each series is what the
 // registry would hold (TestFamiliesAreWhatTheRegistryGathers). Collect and
-// NodeCollector (/probe) still go through a registry.
+// NodeCollector (/probe) still go through a registry. /metrics asked in a
+// text format (what Prometheus asks) goes through text.go, which builds
+// families of the series whose lines changed only; these families serve
+// the protobuf format, a name[] filter, and a scrape that meets another
+// one writing its text.
 
 // ScrapeGatherer returns a TransactionalGatherer of the scrape Scrape(ctx)
 // describes: every node polled within ctx's deadline, its series gathered

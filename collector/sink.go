@@ -11,7 +11,9 @@ import (
 // sink receives the series of a scrape. There are two: chanSink sends them
 // as prometheus.Metric to a collector's channel (Collect, /probe), and
 // familySink writes them straight into metric families (/metrics: see
-// families.go). The sub-collectors do not know which one they feed.
+// families.go), and a node's series go to a recordSink for /metrics in a
+// text format (records.go). The sub-collectors do not know which one they
+// feed.
 type sink interface {
 	nodeSink
 	// scrapeGauge is a gauge of the scrape, with values of d's labels.
