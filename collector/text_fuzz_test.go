@@ -75,12 +75,12 @@ func emitFuzzSeries(in *fuzzInput, d *seriesDesc, ns nodeSeries, records *record
 	if in.byte()%2 == 1 {
 		created = timestamppb.New(time.UnixMilli(int64(in.uint32())))
 	}
-	switch {
-	case d.name == namespace+"_events_total":
+	switch d.name {
+	case namespace + "_events_total":
 		v := in.float()
 		records.counter(d, ns.pairs, extra, v, created)
 		want.counter(d, ns.pairs, extra, v, created)
-	case d.name == namespace+"_event_duration_seconds":
+	case namespace + "_event_duration_seconds":
 		h := &tally.Histogram{Count: uint64(in.uint32()), Sum: in.float()}
 		for range int(in.byte()) % (len(tally.DurationBuckets) + 1) {
 			h.Buckets = append(h.Buckets, uint64(in.byte()))
