@@ -62,8 +62,9 @@ type nodeText struct {
 	chunks []textChunk
 }
 
-// textChunk is a node's lines of a family (of one series, for a
-// histogram) and the hash of the series they encode.
+// textChunk is a node's lines of one series (a gauge's or counter's line,
+// a histogram's lines; of its family, for a family whose series were not
+// written a line each) and the hash of what they encode.
 type textChunk struct {
 	fam  int
 	sum  uint64
