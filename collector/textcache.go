@@ -8,7 +8,6 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-kit/log"
 	"github.com/go-kit/log/level"
@@ -36,10 +35,6 @@ type textCache struct {
 	encoders chan *textEncoder
 	seed     maphash.Seed
 
-	// kept and written count this scrape's chunks kept from the scrape
-	// before and written anew (for the tests).
-	kept, written atomic.Int32
-
 	cursors []int         // WriteTo's, by node
 	out     *bufio.Writer // WriteTo's, kept with the lines
 }
@@ -59,7 +54,8 @@ type familyHeader struct {
 // names; a chunk's text is overwritten in place when its series change,
 // so that a steady scrape makes no new text.
 type nodeText struct {
-	chunks []textChunk
+	chunks  []textChunk
+	written int // of chunks, those written anew at the latest scrape
 }
 
 // textChunk is a node's lines of one series (a gauge's or counter's line,
@@ -99,19 +95,18 @@ func (c *textCache) prepare(logger log.Logger, format expfmt.Format, clusters []
 			c.encoders <- &textEncoder{seed: c.seed}
 		}
 	}
-	n := 0
-	for _, cs := range clusters {
-		n += len(cs.nodes)
-	}
+	// seriesOf makes a new slice for each configuration.
 	sameSeries := len(c.series) == len(clusters) && (len(clusters) == 0 || &c.series[0] == &clusters[0])
-	if format != c.format || !sameSeries || len(c.nodes) != n {
+	if format != c.format || !sameSeries {
+		n := 0
+		for _, cs := range clusters {
+			n += len(cs.nodes)
+		}
 		c.format, c.series = format, clusters
 		c.nodes = make([]nodeText, n)
 		c.headers = map[int]familyHeader{}
 	}
 	c.order = familiesByName(c.order)
-	c.kept.Store(0)
-	c.written.Store(0)
 }
 
 // encodeNode writes the node's series (w.records) into nt: each chunk kept
@@ -119,6 +114,7 @@ func (c *textCache) prepare(logger log.Logger, format expfmt.Format, clusters []
 // built and encoded into the chunk's own memory.
 func (c *textCache) encodeNode(w *textEncoder, nt *nodeText) {
 	k := 0
+	nt.written = 0
 	for _, fam := range c.order {
 		if fam >= len(w.records.fams) {
 			continue
@@ -146,15 +142,13 @@ func (c *textCache) encodeNode(w *textEncoder, nt *nodeText) {
 func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, recs []seriesRecord) int {
 	sum := w.sum(recs)
 	if k < len(nt.chunks) && nt.chunks[k].fam == fam && nt.chunks[k].sum == sum {
-		c.kept.Add(1)
 		return k + 1
 	}
-	c.written.Add(1)
 	lines, ok := c.encodeRecords(w, fam, recs)
 	if !ok {
 		return k
 	}
-	nt.slot(k).set(fam, sum, lines)
+	nt.put(k, fam, sum, lines)
 	return k + 1
 }
 
@@ -172,7 +166,6 @@ func (c *textCache) keepLines(w *textEncoder, nt *nodeText, k, fam int, recs []s
 			w.changed = append(w.changed, recs[i])
 		}
 	}
-	c.kept.Add(int32(len(recs) - len(w.changed)))
 	if len(w.changed) == 0 {
 		return k + len(recs)
 	}
@@ -186,14 +179,13 @@ func (c *textCache) keepLines(w *textEncoder, nt *nodeText, k, fam int, recs []s
 		// family is one chunk.
 		return c.keep(w, nt, k, fam, recs)
 	}
-	c.written.Add(int32(len(w.changed)))
 	for i := range recs {
 		p := k + i
 		if p < len(nt.chunks) && nt.chunks[p].fam == fam && nt.chunks[p].sum == w.sums[i] {
 			continue
 		}
 		n := bytes.IndexByte(lines, '\n') + 1
-		nt.slot(p).set(fam, w.sums[i], lines[:n])
+		nt.put(p, fam, w.sums[i], lines[:n])
 		lines = lines[n:]
 	}
 	return k + len(recs)
@@ -201,9 +193,10 @@ func (c *textCache) keepLines(w *textEncoder, nt *nodeText, k, fam int, recs []s
 
 var newline = []byte{'\n'}
 
-// slot returns chunk p of nt, p at most its length (a new chunk at the
-// end, whose memory may be one dropped before).
-func (nt *nodeText) slot(p int) *textChunk {
+// put makes chunk p of nt, p at most its length (a new chunk at the end,
+// whose memory may be one dropped before), the lines of family fam whose
+// series hash sum.
+func (nt *nodeText) put(p, fam int, sum uint64, lines []byte) {
 	if p == len(nt.chunks) {
 		if p < cap(nt.chunks) {
 			nt.chunks = nt.chunks[:p+1]
@@ -211,7 +204,8 @@ func (nt *nodeText) slot(p int) *textChunk {
 			nt.chunks = append(nt.chunks, textChunk{})
 		}
 	}
-	return &nt.chunks[p]
+	nt.chunks[p].set(fam, sum, lines)
+	nt.written++
 }
 
 // set makes ch the lines of family fam whose series hash sum, in its own
