@@ -51,20 +51,39 @@ type familyHeader struct {
 }
 
 // nodeText is a node's lines, family after family in the order of their
-// names; a chunk's text is overwritten in place when its series change,
-// so that a steady scrape makes no new text.
+// names, in one piece of memory per node: a chunk's lines are overwritten
+// in place when its series change and its lines keep their length, so
+// that a steady scrape makes no new text. A piece per chunk (a line, most
+// often) held twice the text in headers and size classes, and pinned the
+// heap's spans (docs/performance.md, memory).
 type nodeText struct {
-	chunks  []textChunk
-	written int // of chunks, those written anew at the latest scrape
+	text    []byte      // the chunks' lines, one after the other
+	chunks  []textChunk // where each ends in text
+	written int         // of chunks, those written anew at the latest scrape
 }
 
-// textChunk is a node's lines of one series (a gauge's or counter's line,
-// a histogram's lines; of its family, for a family whose series were not
-// written a line each) and the hash of what they encode.
+// textChunk is where a node's lines of one series end in its text (a
+// gauge's or counter's line, a histogram's lines; of its family, for a
+// family whose series were not written a line each), the family and the
+// hash of what they encode.
 type textChunk struct {
-	fam  int
-	sum  uint64
-	text []byte
+	sum uint64
+	end uint32
+	fam int32
+}
+
+// lines returns the text of chunk p.
+func (nt *nodeText) lines(p int) []byte {
+	start := uint32(0)
+	if p > 0 {
+		start = nt.chunks[p-1].end
+	}
+	return nt.text[start:nt.chunks[p].end]
+}
+
+// same tells whether chunk p encodes the series of family fam that hash sum.
+func (nt *nodeText) same(p, fam int, sum uint64) bool {
+	return p < len(nt.chunks) && int(nt.chunks[p].fam) == fam && nt.chunks[p].sum == sum
 }
 
 // textEncoder is the scratch of one node's encoding.
@@ -76,7 +95,13 @@ type textEncoder struct {
 	key     []byte         // sum's scratch
 	sums    []uint64       // keepLines' scratch
 	changed []seriesRecord // keepLines' scratch
-	seed    maphash.Seed
+	// The node's new chunks (place): its index, and its text from the
+	// first chunk that does not keep its length and place (tailFrom, -1
+	// while every chunk does).
+	index    []textChunk
+	tail     []byte
+	tailFrom int
+	seed     maphash.Seed
 	// enc writes into text in encFormat (an encoder keeps no state
 	// between families but its writer's; making one parses the format).
 	enc       expfmt.Encoder
@@ -111,9 +136,9 @@ func (c *textCache) prepare(logger log.Logger, format expfmt.Format, clusters []
 
 // encodeNode writes the node's series (w.records) into nt: each chunk kept
 // when the series at its place hash the same as the scrape before, else
-// built and encoded into the chunk's own memory.
+// built and encoded.
 func (c *textCache) encodeNode(w *textEncoder, nt *nodeText) {
-	k := 0
+	w.index, w.tail, w.tailFrom = w.index[:0], w.tail[:0], -1
 	nt.written = 0
 	for _, fam := range c.order {
 		if fam >= len(w.records.fams) {
@@ -124,32 +149,29 @@ func (c *textCache) encodeNode(w *textEncoder, nt *nodeText) {
 		case len(recs) == 0:
 		case recs[0].kind == dto.MetricType_HISTOGRAM:
 			for i := range recs {
-				k = c.keep(w, nt, k, fam, recs[i:i+1])
+				c.keep(w, nt, fam, recs[i:i+1])
 			}
 		case len(recs) == 1:
-			k = c.keep(w, nt, k, fam, recs)
+			c.keep(w, nt, fam, recs)
 		default:
-			k = c.keepLines(w, nt, k, fam, recs)
+			c.keepLines(w, nt, fam, recs)
 		}
 	}
-	clear(nt.chunks[k:]) // the text of places no longer used
-	nt.chunks = nt.chunks[:k]
+	w.commit(nt)
 }
 
-// keep makes chunk k of nt the lines of recs (series of family fam) and
-// returns the next chunk's place: the chunk already there when it encodes
-// series that hash the same, else recs built and encoded now.
-func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, recs []seriesRecord) int {
-	sum := w.sum(recs)
-	if k < len(nt.chunks) && nt.chunks[k].fam == fam && nt.chunks[k].sum == sum {
-		return k + 1
+// keep makes the next chunk of nt the lines of recs (series of family
+// fam): the chunk already at its place when it encodes series that hash
+// the same, else recs built and encoded now.
+func (c *textCache) keep(w *textEncoder, nt *nodeText, fam int, recs []seriesRecord) {
+	p, sum := len(w.index), w.sum(recs)
+	if nt.same(p, fam, sum) {
+		w.place(nt, fam, sum, nt.lines(p), false)
+		return
 	}
-	lines, ok := c.encodeRecords(w, fam, recs)
-	if !ok {
-		return k
+	if lines, ok := c.encodeRecords(w, fam, recs); ok {
+		w.place(nt, fam, sum, lines, true)
 	}
-	nt.put(k, fam, sum, lines)
-	return k + 1
 }
 
 // keepLines is keep for a family of gauges or counters, which a format
@@ -157,68 +179,97 @@ func (c *textCache) keep(w *textEncoder, nt *nodeText, k, fam int, recs []series
 // changes the series of its type, writes those lines only. The series
 // that changed are encoded together (one header for all) and each line
 // goes to its series' chunk.
-func (c *textCache) keepLines(w *textEncoder, nt *nodeText, k, fam int, recs []seriesRecord) int {
+func (c *textCache) keepLines(w *textEncoder, nt *nodeText, fam int, recs []seriesRecord) {
+	k := len(w.index)
 	w.sums, w.changed = w.sums[:0], w.changed[:0]
 	for i := range recs {
 		sum := w.sum(recs[i : i+1])
 		w.sums = append(w.sums, sum)
-		if p := k + i; p >= len(nt.chunks) || nt.chunks[p].fam != fam || nt.chunks[p].sum != sum {
+		if !nt.same(k+i, fam, sum) {
 			w.changed = append(w.changed, recs[i])
 		}
 	}
-	if len(w.changed) == 0 {
-		return k + len(recs)
-	}
-	lines, ok := c.encodeRecords(w, fam, w.changed)
-	clear(w.changed) // no pointer into the committed state is kept
-	if !ok {
-		return k
-	}
-	if bytes.Count(lines, newline) != len(w.changed) {
-		// Not a line a series (not expected of the text formats): the
-		// family is one chunk.
-		return c.keep(w, nt, k, fam, recs)
+	var lines []byte
+	if len(w.changed) > 0 {
+		var ok bool
+		lines, ok = c.encodeRecords(w, fam, w.changed)
+		n := len(w.changed)
+		clear(w.changed) // no pointer into the committed state is kept
+		if !ok {
+			return
+		}
+		if bytes.Count(lines, newline) != n {
+			// Not a line a series (not expected of the text formats): the
+			// family is one chunk.
+			c.keep(w, nt, fam, recs)
+			return
+		}
 	}
 	for i := range recs {
-		p := k + i
-		if p < len(nt.chunks) && nt.chunks[p].fam == fam && nt.chunks[p].sum == w.sums[i] {
+		if p := k + i; nt.same(p, fam, w.sums[i]) {
+			w.place(nt, fam, w.sums[i], nt.lines(p), false)
 			continue
 		}
 		n := bytes.IndexByte(lines, '\n') + 1
-		nt.put(p, fam, w.sums[i], lines[:n])
+		w.place(nt, fam, w.sums[i], lines[:n], true)
 		lines = lines[n:]
 	}
-	return k + len(recs)
 }
 
 var newline = []byte{'\n'}
 
-// put makes chunk p of nt, p at most its length (a new chunk at the end,
-// whose memory may be one dropped before), the lines of family fam whose
-// series hash sum.
-func (nt *nodeText) put(p, fam int, sum uint64, lines []byte) {
-	if p == len(nt.chunks) {
-		if p < cap(nt.chunks) {
-			nt.chunks = nt.chunks[:p+1]
-		} else {
-			nt.chunks = append(nt.chunks, textChunk{})
+// place makes lines (of family fam, whose series hash sum; written anew
+// when fresh, else the chunk of nt at the same place) the next chunk of
+// the node's new text. Until a chunk changes its length, each takes the
+// place of the one before in nt's own memory; from there on they go to
+// the tail, which commit copies over.
+func (w *textEncoder) place(nt *nodeText, fam int, sum uint64, lines []byte, fresh bool) {
+	p := len(w.index)
+	if fresh {
+		nt.written++
+	}
+	if w.tailFrom < 0 && p < len(nt.chunks) {
+		if old := nt.lines(p); len(old) == len(lines) {
+			if fresh {
+				copy(old, lines)
+			}
+			w.index = append(w.index, textChunk{sum: sum, end: nt.chunks[p].end, fam: int32(fam)})
+			return
 		}
 	}
-	nt.chunks[p].set(fam, sum, lines)
-	nt.written++
+	if w.tailFrom < 0 {
+		w.tailFrom = 0
+		if p > 0 {
+			w.tailFrom = int(w.index[p-1].end)
+		}
+	}
+	w.tail = append(w.tail, lines...)
+	w.index = append(w.index, textChunk{sum: sum, end: uint32(w.tailFrom + len(w.tail)), fam: int32(fam)})
 }
 
-// set makes ch the lines of family fam whose series hash sum, in its own
-// memory.
-func (ch *textChunk) set(fam int, sum uint64, lines []byte) {
-	if n := len(lines); cap(ch.text) < n || cap(ch.text) > 2*n+64 {
-		// An eighth more than the lines, for the digits a counter gains;
-		// a place that held a larger chunk gets memory of its size. Grown
-		// by append and kept however large, the chunks of a day held 1.6
-		// times their text.
-		ch.text = make([]byte, 0, n+n/8)
+// commit makes nt the node's new chunks (place): the tail copied after the
+// text that kept its place, in memory of the text's size and an eighth
+// more, for the digits a counter gains (a node whose text shrank by half
+// gets memory of its size).
+func (w *textEncoder) commit(nt *nodeText) {
+	n := 0
+	if len(w.index) > 0 {
+		n = int(w.index[len(w.index)-1].end)
 	}
-	ch.fam, ch.sum, ch.text = fam, sum, append(ch.text[:0], lines...)
+	if w.tailFrom >= 0 {
+		if cap(nt.text) < n || cap(nt.text) > 2*n+64 {
+			text := make([]byte, n, n+n/8)
+			copy(text, nt.text[:w.tailFrom])
+			nt.text = text
+		}
+		nt.text = nt.text[:n]
+		copy(nt.text[w.tailFrom:], w.tail)
+	}
+	nt.text = nt.text[:n]
+	if cap(nt.chunks) < len(w.index) || cap(nt.chunks) > 2*len(w.index)+16 {
+		nt.chunks = make([]textChunk, 0, len(w.index))
+	}
+	nt.chunks = append(nt.chunks[:0], w.index...)
 }
 
 // encodeRecords builds recs (series of family fam) and returns their lines

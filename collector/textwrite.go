@@ -59,15 +59,25 @@ func (t *TextScrape) WriteTo(w io.Writer, others []*dto.MetricFamily) error {
 		}
 		wrote := false
 		for i := range c.nodes {
-			chunks := c.nodes[i].chunks
-			for k := c.cursors[i]; k < len(chunks) && chunks[k].fam == fam; k++ {
-				if !wrote {
-					_, _ = bw.Write(h.lines) // a write error stays in bw: Flush returns it
-					wrote = true
-				}
-				_, _ = bw.Write(chunks[k].text)
-				c.cursors[i] = k + 1
+			nt := &c.nodes[i]
+			k := c.cursors[i]
+			end := k
+			for end < len(nt.chunks) && int(nt.chunks[end].fam) == fam {
+				end++
 			}
+			if end == k {
+				continue
+			}
+			if !wrote {
+				_, _ = bw.Write(h.lines) // a write error stays in bw: Flush returns it
+				wrote = true
+			}
+			start := uint32(0)
+			if k > 0 {
+				start = nt.chunks[k-1].end
+			}
+			_, _ = bw.Write(nt.text[start:nt.chunks[end-1].end]) // the node's lines of the family, in one piece
+			c.cursors[i] = end
 		}
 		if wrote {
 			last = h.name
