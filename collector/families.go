@@ -185,14 +185,20 @@ func (s *familySink) gathered() []*dto.MetricFamily {
 	return out
 }
 
-// slab hands out values of T from arrays of slabSize (one allocation per
-// slabSize values), zeroed; reset hands the same arrays out again.
+// slab hands out values of T from arrays (one allocation per array),
+// zeroed; reset hands the same arrays out again. The arrays double from
+// slabFirst values to slabSize: a sink that holds a node's changed series
+// (the text exposition's encoders) needs a few histograms, which a first
+// array of slabSize held as a quarter of a megabyte each.
 type slab[T any] struct {
 	arrays [][]T
 	a, i   int // the next value is arrays[a][i]
 }
 
-const slabSize = 256
+const (
+	slabFirst = 8
+	slabSize  = 256
+)
 
 func (s *slab[T]) reset() { s.a, s.i = 0, 0 }
 
@@ -202,7 +208,7 @@ func (s *slab[T]) next() *T { return &s.take(1)[0] }
 func (s *slab[T]) take(n int) []T {
 	for {
 		if s.a == len(s.arrays) {
-			s.arrays = append(s.arrays, make([]T, max(slabSize, n)))
+			s.arrays = append(s.arrays, make([]T, max(min(slabFirst<<len(s.arrays), slabSize), n)))
 		}
 		if arr := s.arrays[s.a]; s.i+n <= len(arr) {
 			out := arr[s.i : s.i+n : s.i+n]

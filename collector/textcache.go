@@ -248,9 +248,9 @@ func (w *textEncoder) place(nt *nodeText, fam int, sum uint64, lines []byte, fre
 }
 
 // commit makes nt the node's new chunks (place): the tail copied after the
-// text that kept its place, in memory of the text's size and an eighth
-// more, for the digits a counter gains (a node whose text shrank by half
-// gets memory of its size).
+// text that kept its place, in memory of the text's size and a 32nd more
+// (half a kilobyte for a node of 200 nodes' day), for the digits its
+// counters gain; a node whose text shrank by half gets memory of its size.
 func (w *textEncoder) commit(nt *nodeText) {
 	n := 0
 	if len(w.index) > 0 {
@@ -258,7 +258,7 @@ func (w *textEncoder) commit(nt *nodeText) {
 	}
 	if w.tailFrom >= 0 {
 		if cap(nt.text) < n || cap(nt.text) > 2*n+64 {
-			text := make([]byte, n, n+n/8)
+			text := make([]byte, n, n+n/32)
 			copy(text, nt.text[:w.tailFrom])
 			nt.text = text
 		}

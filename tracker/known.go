@@ -165,7 +165,7 @@ func (k *known) merge(add []kEntry) {
 		slices.SortFunc(add, cmpEntry)
 	}
 	if len(k.entries) == 0 || !add[0].less(k.entries[len(k.entries)-1]) {
-		k.entries = append(k.entries, add...) // the usual case: newer than everything
+		k.entries = appendEntries(k.entries, add) // the usual case: newer than everything
 		return
 	}
 	old := k.entries
@@ -183,6 +183,20 @@ func (k *known) merge(add []kEntry) {
 	out = append(out, old[i:]...)
 	out = append(out, add[j:]...)
 	k.entries = out
+}
+
+// appendEntries appends add to entries, in memory of an eighth more than
+// they need (or twice add, for the batches of a long response) when
+// entries has no room. append's growth (up to twice what it held) was
+// most of what a node's known events took: a poll's copy of them (clone)
+// is made to their size, then grown by the poll's new events, and kept.
+func appendEntries(entries, add []kEntry) []kEntry {
+	if n := len(entries) + len(add); n > cap(entries) {
+		grown := make([]kEntry, len(entries), n+max(n/8, len(add)))
+		copy(grown, entries)
+		entries = grown
+	}
+	return append(entries, add...)
 }
 
 func cmpEntry(a, b kEntry) int {
