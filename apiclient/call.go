@@ -1,6 +1,7 @@
 package apiclient
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -111,10 +112,14 @@ const (
 func (c *Client) attempt(ctx context.Context, rq *request, token string, decode decodeFunc) (why suspicion, err error) {
 	var sent atomic.Bool
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent.Store(true) }}
-	req, err := c.url.newRequest(httptrace.WithClientTrace(ctx, trace), c.cfg.URL, rq)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), rq.method,
+		c.cfg.URL+rq.path, bytes.NewReader(rq.body))
 	if err != nil {
 		return fine, &Error{Kind: KindRefused, Endpoint: rq.endpoint, Node: rq.nodeLabel(),
 			Err: fmt.Errorf("cannot build the request: %w", err)}
+	}
+	if rq.body == nil {
+		req.Body, req.ContentLength = http.NoBody, 0
 	}
 	if rq.monitor && rq.body == nil {
 		req.Header = c.heads.of(rq, token, func(h http.Header) { c.setHeaders(h, rq, token) })

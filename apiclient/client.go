@@ -55,7 +55,6 @@ type Client struct {
 	noGzip bool             // tests: do not ask for gzip, to prove plain answers work
 	clock  *consoleClock    // the console's clock, from its answers' Date header
 	heads  *monitorHeaders  // the headers of each node's monitor calls (reqheaders.go)
-	url    consoleURL       // cfg.URL parsed once (newrequest.go)
 }
 
 // New checks cfg and returns a client; it does not contact the console.
@@ -68,8 +67,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, http: hc, logger: cfg.Logger, now: time.Now, clock: &consoleClock{}, heads: &monitorHeaders{},
-		url: newConsoleURL(cfg.URL)}
+	c := &Client{cfg: cfg, http: hc, logger: cfg.Logger, now: time.Now, clock: &consoleClock{}, heads: &monitorHeaders{}}
 	if c.logger == nil {
 		c.logger = log.NewNopLogger()
 	}
