@@ -96,7 +96,7 @@ func TestFastGzipServesMetricsCompressedOnlyToWhoAsks(t *testing.T) {
 	for i := range 500 { // big enough to span several gzip blocks and writes
 		c.WithLabelValues(strings.Repeat("x", i%40) + string(rune('a'+i%26)) + strings.Repeat("y", i/26)).Add(float64(i))
 	}
-	srv := httptest.NewServer(fastGzip(promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true}), gzipWriters))
+	srv := httptest.NewServer(fastGzip(promhttp.HandlerFor(reg, promhttp.HandlerOpts{DisableCompression: true})))
 	defer srv.Close()
 
 	plainResp, plain := get(t, srv.URL, "")
@@ -135,7 +135,7 @@ func TestFastGzipServesMetricsCompressedOnlyToWhoAsks(t *testing.T) {
 func TestFastGzipLeavesErrorAnswersReadable(t *testing.T) {
 	srv := httptest.NewServer(fastGzip(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "Unknown target: probe only nodes of the configuration.", http.StatusBadRequest)
-	}), gzipWriters))
+	})))
 	defer srv.Close()
 	resp, b := get(t, srv.URL, "gzip")
 	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Encoding") != "" {
@@ -147,7 +147,7 @@ func TestFastGzipLeavesErrorAnswersReadable(t *testing.T) {
 }
 
 func TestFastGzipEmptyAnswerStaysPlain(t *testing.T) {
-	srv := httptest.NewServer(fastGzip(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), nil))
+	srv := httptest.NewServer(fastGzip(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
 	defer srv.Close()
 	resp, b := get(t, srv.URL, "gzip")
 	// A handler that writes nothing never reaches the wrapper's WriteHeader:

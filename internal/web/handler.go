@@ -57,7 +57,7 @@ type Options struct {
 func NewHandler(o Options) (http.Handler, error) {
 	r, logger, metricsPath := o.Config, o.Logger, o.MetricsPath
 	mux := http.NewServeMux()
-	mux.Handle("/probe", fastGzip(o.Probe, gzipWriters))
+	mux.Handle("/probe", fastGzip(o.Probe))
 	mux.Handle("/sd", o.SD)
 	mux.Handle("/status", o.Status)
 	mux.Handle("/events", o.Events)
@@ -70,7 +70,7 @@ func NewHandler(o Options) (http.Handler, error) {
 		}
 		promhttp.HandlerForTransactional(o.Gather(ctx), opts).ServeHTTP(w, req)
 	})
-	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(o.Registerer, fastGzip(metrics, gzipWriters)))
+	mux.Handle(metricsPath, promhttp.InstrumentMetricHandler(o.Registerer, fastGzip(metrics)))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "Healthy.\n") // a client gone away: nothing to do
 	})
