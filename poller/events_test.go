@@ -31,6 +31,9 @@ func TestEventRingKeepsTheLatestDatedFirst(t *testing.T) {
 		inDateOrder(evs)
 		r.add(evs)
 		date += 10
+		if c := cap(r.vals); c > RecentEvents {
+			t.Fatalf("after %d polls: the ring holds %d places for %d events", i+1, c, RecentEvents)
+		}
 		got := r.newestFirst()
 		if len(got) != min(3*(i+1), RecentEvents) {
 			t.Fatalf("after %d polls: %d events, want %d", i+1, len(got), min(3*(i+1), RecentEvents))
