@@ -3,7 +3,6 @@ package collector
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-kit/log"
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,9 +24,11 @@ type Exporter struct {
 	subs   []namedCollector
 	want   poller.InfoCalls // the info calls the enabled sub-collectors read
 
-	// spare is the families of the latest /metrics answer, emptied, for
-	// the next scrape (families.go); nil while a scrape writes them.
-	spare atomic.Pointer[familySink]
+	// sinks keeps the families of the latest answers that went through
+	// them (ScrapeGatherer), emptied, for the next such scrape: a pool, so
+	// that the runtime takes them back when no scrape has needed them for
+	// two collections (families.go).
+	sinks sync.Pool
 	// text is the nodes' lines of the latest /metrics answer in a text
 	// format, for the next scrape (text.go).
 	text textCache

@@ -29,6 +29,9 @@ type env struct {
 	p     *poller.Poller
 	exp   *Exporter
 	reg   *prometheus.Registry
+	// sink is the families gatherBothWays writes each step into, emptied
+	// after each, as ScrapeGatherer reuses them.
+	sink  *familySink
 	nodes []string // simulator node keys, also the node label values
 	// timeout of the clients made by client(); 0: 5s.
 	timeout time.Duration

@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/go-kit/log"
@@ -248,9 +249,14 @@ func (w *textEncoder) place(nt *nodeText, fam int, sum uint64, lines []byte, fre
 }
 
 // commit makes nt the node's new chunks (place): the tail copied after the
-// text that kept its place, in memory of the text's size and a 32nd more
-// (half a kilobyte for a node of 200 nodes' day), for the digits its
-// counters gain; a node whose text shrank by half gets memory of its size.
+// text that kept its place. The text gets memory of its size and a 32nd
+// more (half a kilobyte for a node of 200 nodes' day), for the digits its
+// counters gain, and its index a 16th more, for the series a node gains
+// over a day; each up to the end of the allocation's size class (which
+// make would leave unused). A node whose text or index shrank by half gets
+// memory of its size. Memory made at each small growth was a day's
+// garbage of node-sized pieces, and their holes in the heap's spans
+// (docs/performance.md, "Memory at rest").
 func (w *textEncoder) commit(nt *nodeText) {
 	n := 0
 	if len(w.index) > 0 {
@@ -258,7 +264,7 @@ func (w *textEncoder) commit(nt *nodeText) {
 	}
 	if w.tailFrom >= 0 {
 		if cap(nt.text) < n || cap(nt.text) > 2*n+64 {
-			text := make([]byte, n, n+n/32)
+			text := slices.Grow([]byte(nil), n+n/32)[:n]
 			copy(text, nt.text[:w.tailFrom])
 			nt.text = text
 		}
@@ -266,8 +272,8 @@ func (w *textEncoder) commit(nt *nodeText) {
 		copy(nt.text[w.tailFrom:], w.tail)
 	}
 	nt.text = nt.text[:n]
-	if cap(nt.chunks) < len(w.index) || cap(nt.chunks) > 2*len(w.index)+16 {
-		nt.chunks = make([]textChunk, 0, len(w.index))
+	if k := len(w.index); cap(nt.chunks) < k || cap(nt.chunks) > 2*k+16 {
+		nt.chunks = slices.Grow([]textChunk(nil), k+k/16)
 	}
 	nt.chunks = append(nt.chunks[:0], w.index...)
 }
