@@ -2,8 +2,11 @@ package bench
 
 import (
 	"bytes"
+	"debug/buildinfo"
+	"debug/elf"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +23,7 @@ func TestHarnessSmallCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkBuiltAsReleased(t, bin)
 	var progress strings.Builder
 	rows, err := harness.Run(harness.Options{
 		Nodes:          []int{3},
@@ -107,5 +111,40 @@ func TestHarnessCompare(t *testing.T) {
 	}
 	if b, err := os.ReadFile(eventLog); err != nil || bytes.Count(b, []byte("\n")) == 0 {
 		t.Errorf("the second exporter was not given its flag: its event log holds %d bytes (%v)", len(b), err)
+	}
+}
+
+// checkBuiltAsReleased checks that the harness measures the binary the
+// release archives and the image hold (scripts/release builds them so):
+// no cgo (a build with it maps the C library too, 1.5 MiB of the day's
+// RSS), no symbol table or DWARF, no build directory.
+func checkBuiltAsReleased(t *testing.T, bin string) {
+	t.Helper()
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	for key, want := range map[string]string{"CGO_ENABLED": "0", "-trimpath": "true"} {
+		if got := settings[key]; got != want {
+			t.Errorf("the harness's exporter is built with %s=%q, the release's with %q", key, got, want)
+		}
+	}
+	// -trimpath leaves -ldflags out of the build settings: the sections tell.
+	f, err := elf.Open(bin)
+	if err != nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal(err)
+		}
+		return // another format than ELF: the settings above are checked
+	}
+	defer f.Close()
+	for _, name := range []string{".symtab", ".debug_info", ".zdebug_info"} {
+		if f.Section(name) != nil {
+			t.Errorf("the harness's exporter has a %s section: the release's is built with -ldflags=\"-s -w\"", name)
+		}
 	}
 }
