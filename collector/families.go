@@ -45,7 +45,7 @@ import (
 //
 // The families are kept in a pool, not held for good: most scrapes are
 // in a text format (text.go), and a scrape that met another writing its
-// text, or a curl in the protobuf format, once, held the families of every
+// text, or one in the protobuf format, once, held the families of every
 // series after it (5 MB at 200 nodes, 15 MiB of the day's RSS).
 func (e *Exporter) ScrapeGatherer(ctx context.Context) prometheus.TransactionalGatherer {
 	return scrapeGatherer{e, ctx}

@@ -256,7 +256,7 @@ func (w *textEncoder) place(nt *nodeText, fam int, sum uint64, lines []byte, fre
 // make would leave unused). A node whose text or index shrank by half gets
 // memory of its size. Memory made at each small growth was a day's
 // garbage of node-sized pieces, and their holes in the heap's spans
-// (docs/performance.md, "Memory at rest").
+// (docs/performance.md, "The binary as released, and families held").
 func (w *textEncoder) commit(nt *nodeText) {
 	n := 0
 	if len(w.index) > 0 {
