@@ -34,10 +34,10 @@ func moduleRoot(ctx context.Context) (string, error) {
 // (scripts/release): without cgo and without a symbol table or DWARF,
 // from the module root, only the version stamps left out. What the
 // harness measures is what operators run: the binary's own pages are part
-// of its RSS (the whole of them, on the machines we measure on), and a
-// build with cgo (the go command's default where a C compiler is found)
-// maps the C library and its loader too, 1.5 MiB more of the day's RSS
-// (docs/performance.md).
+// of its RSS (all of them, on the machine docs/performance.md measures
+// on), and a build with cgo (the go command's default where a C compiler
+// is found) maps the C library and its loader too, 1.5 MiB more of the
+// day's RSS (docs/performance.md).
 func BuildExporter(dir string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
