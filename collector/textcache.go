@@ -73,14 +73,16 @@ type textChunk struct {
 	fam int32
 }
 
-// lines returns the text of chunk p.
-func (nt *nodeText) lines(p int) []byte {
-	start := uint32(0)
-	if p > 0 {
-		start = nt.chunks[p-1].end
+// start is where chunk p begins in the node's text.
+func (nt *nodeText) start(p int) uint32 {
+	if p == 0 {
+		return 0
 	}
-	return nt.text[start:nt.chunks[p].end]
+	return nt.chunks[p-1].end
 }
+
+// lines returns the text of chunk p.
+func (nt *nodeText) lines(p int) []byte { return nt.text[nt.start(p):nt.chunks[p].end] }
 
 // same tells whether chunk p encodes the series of family fam that hash sum.
 func (nt *nodeText) same(p, fam int, sum uint64) bool {

@@ -72,11 +72,7 @@ func (t *TextScrape) WriteTo(w io.Writer, others []*dto.MetricFamily) error {
 				_, _ = bw.Write(h.lines) // a write error stays in bw: Flush returns it
 				wrote = true
 			}
-			start := uint32(0)
-			if k > 0 {
-				start = nt.chunks[k-1].end
-			}
-			_, _ = bw.Write(nt.text[start:nt.chunks[end-1].end]) // the node's lines of the family, in one piece
+			_, _ = bw.Write(nt.text[nt.start(k):nt.chunks[end-1].end]) // the node's lines of the family, in one piece
 			c.cursors[i] = end
 		}
 		if wrote {
